@@ -1,0 +1,20 @@
+# What torch.compile buys for real training: Food-101 -> DALI file lists -> one ResNet50 training
+# job per compile mode -> timing CSVs -> summary table and plots. See README.md.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/summary.smk"
+
+
+rule all:
+    input:
+        summary_outputs(),
+    default_target: True

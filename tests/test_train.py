@@ -1,0 +1,158 @@
+"""Training job: real DALI CPU pipeline, real torch.compile on the CPU, real files."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+import train
+from common import PipelineError
+
+CLASSES = 4
+PER_CLASS = 10  # 40 images: with batch 8 -> 5 steps; with batch 6 -> 6 steps, 4 dropped
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    """Class-sorted file list over real JPEGs, as filelists.py writes it."""
+    root = tmp_path_factory.mktemp("data")
+    rng = np.random.default_rng(0)
+    lines = []
+    for label in range(CLASSES):
+        folder = root / "images" / f"class_{label}"
+        folder.mkdir(parents=True)
+        for index in range(PER_CLASS):
+            pixels = (rng.random((40, 56, 3)) * 80 + label * 50).astype(np.uint8)
+            Image.fromarray(pixels).save(folder / f"{index}.jpg", quality=85)
+            lines.append(f"class_{label}/{index}.jpg {label}")
+    filelist = root / "all.txt"
+    filelist.write_text("\n".join(lines) + "\n")
+    return filelist, root / "images"
+
+
+def settings(**overrides):
+    config = {
+        "model": "resnet18",
+        "image_size": 32,
+        "batch_size": 8,
+        "epochs": 2,
+        "precision": "fp32",
+        "device": "cpu",
+        "channels_last": True,
+        "seed": 0,
+        "loader": "dali",
+        "optimizer": {"lr": 0.05, "momentum": 0.9, "weight_decay": 5e-5, "nesterov": True},
+    }
+    config.update(overrides)
+    return config
+
+
+LOADER = {"threads": 2, "prefetch": 2, "hw_decoder_load": 0.75}
+
+
+def read_csv(path):
+    with open(path) as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_cuda_without_gpu_fails_before_building_and_names_smoke_config(dataset, tmp_path):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    filelist, images = dataset
+    with pytest.raises(PipelineError, match="configs/smoke.yaml"):
+        train.main(filelist, images, tmp_path / "t.csv", tmp_path / "t.json", mode_name="none",
+                   compile_settings={"mode": "none"}, train=settings(device="cuda"), loader=LOADER)
+    assert not (tmp_path / "t.csv").exists()
+
+
+def test_compile_kwargs():
+    assert train.compile_kwargs({"mode": "none"}) is None
+    assert train.compile_kwargs(None) is None
+    assert train.compile_kwargs({"mode": "max-autotune"}) == {
+        "backend": "inductor", "fullgraph": False, "mode": "max-autotune"}
+    with_options = train.compile_kwargs({"mode": None, "options": {"shape_padding": True}, "dynamic": False})
+    assert with_options == {"backend": "inductor", "fullgraph": False, "dynamic": False,
+                            "options": {"shape_padding": True}}
+
+
+def test_eager_with_dali_writes_one_row_per_epoch(dataset, tmp_path):
+    filelist, images = dataset
+    facts = train.main(filelist, images, tmp_path / "none.csv", tmp_path / "none.json", mode_name="none",
+                       compile_settings={"mode": "none"}, train=settings(batch_size=6), loader=LOADER,
+                       progress=False)
+    rows = read_csv(tmp_path / "none.csv")
+    assert [r["epoch"] for r in rows] == ["1", "2"]
+    for row in rows:
+        assert row["mode"] == "none"
+        assert int(row["steps"]) == 40 // 6  # the last partial batch is dropped
+        assert int(row["images"]) == 6 * (40 // 6)
+        assert float(row["epoch_s"]) > 0
+        assert np.isfinite(float(row["loss_mean"]))
+        assert float(row["images_per_s"]) == pytest.approx(int(row["images"]) / float(row["epoch_s"]), rel=1e-3)
+    saved = json.loads((tmp_path / "none.json").read_text())
+    assert saved["compile"] is None and saved["graphs_compiled"] == 0
+    assert saved["device"] == "cpu" and saved["peak_gpu_mem_gib"] is None
+    assert saved["num_classes"] == CLASSES and saved["dataset_images"] == 40
+    assert 0 < saved["compile_s"] < sum(float(r["epoch_s"]) for r in rows)
+    assert saved["versions"]["dali"] and saved["versions"]["torch"] == torch.__version__
+    assert len(saved["loss_curve"]["loss"]) == 2 * (40 // 6)
+    assert facts["mode"] == "none"
+
+
+def test_dali_batches_mix_classes_and_are_channels_last(dataset):
+    filelist, images = dataset
+    pipe = train.dali_pipeline(str(filelist), str(images), image_size=32, batch_size=8,
+                               device=torch.device("cpu"), dtype="fp32", threads=1, prefetch=2,
+                               hw_decoder_load=0.0, seed=0)
+    loader = train.DaliLoader(pipe, channels_last=True)
+    batch, labels = next(iter(loader))
+    assert batch.shape == (8, 3, 32, 32) and batch.dtype == torch.float32
+    assert batch.is_contiguous(memory_format=torch.channels_last)
+    assert labels.dtype == torch.int64 and labels.shape == (8,)
+    # the file list is sorted by class: a shuffling reader must still mix classes in a batch
+    assert len(set(labels.tolist())) > 1
+    # normalised: roughly zero-centred, not 0..255
+    assert batch.abs().max() < 10
+
+
+def test_compiled_mode_on_synthetic_batches_learns_and_counts_graphs(dataset, tmp_path):
+    filelist, images = dataset
+    train.main(filelist, images, tmp_path / "d.csv", tmp_path / "d.json", mode_name="default",
+               compile_settings={"mode": "default"},
+               train=settings(loader="synthetic", epochs=3, model="resnet18"), loader=LOADER,
+               progress=False)
+    rows = read_csv(tmp_path / "d.csv")
+    saved = json.loads((tmp_path / "d.json").read_text())
+    assert saved["compile"]["mode"] == "default"
+    assert saved["graphs_compiled"] >= 1 and saved["graph_breaks"] == 0 and saved["recompiles"] == 0
+    # epoch 1 holds the compilation, so it is far slower than the steady state
+    assert float(rows[0]["epoch_s"]) > 3 * float(rows[2]["epoch_s"])
+    # one fixed batch: the loss must fall (training progresses under torch.compile)
+    assert float(rows[2]["loss_mean"]) < float(rows[0]["loss_mean"])
+
+
+def test_diverging_loss_fails_with_epoch_and_step_and_writes_nothing(dataset, tmp_path):
+    filelist, images = dataset
+    opt = {"lr": 1e12, "momentum": 0.9, "weight_decay": 0.0, "nesterov": False}
+    with pytest.raises(PipelineError, match=r"epoch 1, step \d+"):
+        train.main(filelist, images, tmp_path / "n.csv", tmp_path / "n.json", mode_name="none",
+                   compile_settings=None, train=settings(loader="synthetic", optimizer=opt), loader=LOADER,
+                   progress=False)
+    assert not (tmp_path / "n.csv").exists() and not (tmp_path / "n.json").exists()
+
+
+def test_batch_larger_than_dataset_is_refused(dataset, tmp_path):
+    filelist, images = dataset
+    with pytest.raises(PipelineError, match="batch_size 64 is larger than the dataset"):
+        train.main(filelist, images, tmp_path / "b.csv", tmp_path / "b.json", mode_name="none",
+                   compile_settings=None, train=settings(batch_size=64), loader=LOADER)
+
+
+def test_unknown_model_is_named(dataset, tmp_path):
+    filelist, images = dataset
+    with pytest.raises(PipelineError, match="resnet5000"):
+        train.main(filelist, images, tmp_path / "m.csv", tmp_path / "m.json", mode_name="none",
+                   compile_settings=None, train=settings(model="resnet5000", loader="synthetic"), loader=LOADER)

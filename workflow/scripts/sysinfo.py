@@ -1,0 +1,72 @@
+"""What software and hardware a measurement ran on: versions, GPU, driver, CPU, other GPU users."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+
+
+def _run(command: list[str]) -> str | None:
+    if shutil.which(command[0]) is None:
+        return None
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=True)
+    except (subprocess.SubprocessError, OSError):
+        return None
+    return done.stdout.strip()
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def gpu_driver() -> str | None:
+    out = _run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
+    return out.splitlines()[0].strip() if out else None
+
+
+def gpu_other_processes() -> list[int]:
+    """PIDs of other processes holding a CUDA context on the GPUs (empty if unknown)."""
+    out = _run(["nvidia-smi", "--query-compute-apps=pid", "--format=csv,noheader"])
+    if not out:
+        return []
+    pids = [int(x) for x in out.split() if x.strip().isdigit()]
+    return [pid for pid in pids if pid != os.getpid()]
+
+
+def versions() -> dict:
+    """Versions of everything a timing depends on; None where a component is absent."""
+    import torch
+    import torchvision
+
+    try:
+        import nvidia.dali as dali
+
+        dali_version = dali.__version__
+    except ImportError:
+        dali_version = None
+    cuda = torch.cuda.is_available()
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "torchvision": torchvision.__version__,
+        "dali": dali_version,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version() if cuda else None,
+        "gpu": torch.cuda.get_device_name() if cuda else None,
+        "gpu_count": torch.cuda.device_count() if cuda else 0,
+        "driver": gpu_driver() if cuda else None,
+        "cpu": cpu_model(),
+        "cpu_cores": os.cpu_count(),
+        "os": platform.platform(),
+        "hostname": platform.node(),
+    }

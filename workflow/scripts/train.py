@@ -1,0 +1,459 @@
+"""Train one torchvision model under one torch.compile setting; write per-epoch timings and compile facts.
+
+The loop has no host synchronisation inside an epoch (losses stay on the device, fp16 loss scaling
+uses a fused optimizer that reads the scaler's inf flag on the GPU), so what is timed is the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import logging
+import math
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+import torch
+import torch.nn.functional as F
+import torchvision
+from tqdm import tqdm
+
+from common import PipelineError, atomic_write, setup_cli_logging, snakemake_log
+from sysinfo import gpu_other_processes, versions
+
+log = logging.getLogger("train")
+
+CSV_FIELDS = ["mode", "epoch", "epoch_s", "steps", "images", "images_per_s", "loss_mean", "loss_last"]
+IMAGENET_MEAN_255 = [0.485 * 255, 0.456 * 255, 0.406 * 255]
+IMAGENET_STD_255 = [0.229 * 255, 0.224 * 255, 0.225 * 255]
+AUTOCAST_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": None}
+
+
+# ----------------------------------------------------------------------------------------------
+# Device and model
+# ----------------------------------------------------------------------------------------------
+def check_device(device: str) -> torch.device:
+    """Fail before anything is built when the configured device is not there."""
+    if device == "cuda" and not torch.cuda.is_available():
+        raise PipelineError(
+            "train.device is 'cuda' but PyTorch sees no CUDA GPU "
+            f"(torch {torch.__version__}, built for CUDA {torch.version.cuda}). "
+            "On a machine without a GPU run the smoke config: "
+            "snakemake --cores 1 --configfile configs/smoke.yaml (or set train.device: cpu)."
+        )
+    return torch.device(device)
+
+
+def count_classes(filelist: str | Path) -> tuple[int, int]:
+    """(images, classes) of a DALI file list of `<path> <label>` lines."""
+    labels = set()
+    images = 0
+    with open(filelist) as handle:
+        for line in handle:
+            if line.strip():
+                labels.add(int(line.rsplit(maxsplit=1)[1]))
+                images += 1
+    if images == 0:
+        raise PipelineError(f"file list {filelist} is empty")
+    return images, max(labels) + 1
+
+
+def build_model(name: str, num_classes: int, device: torch.device, channels_last: bool) -> torch.nn.Module:
+    try:
+        model = torchvision.models.get_model(name, weights=None, num_classes=num_classes)
+    except ValueError as err:
+        raise PipelineError(f"train.model {name!r} is not a torchvision model: {err}") from err
+    model = model.to(device)
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
+    return model.train()
+
+
+def build_optimizer(model: torch.nn.Module, settings: dict, device: torch.device) -> torch.optim.Optimizer:
+    # fused=True lets GradScaler hand the optimizer its inf flag as a device tensor instead of
+    # reading it on the host every step (a sync that costs ~10% under CUDA graphs).
+    kind = {"fused": True} if device.type == "cuda" else {"foreach": True}
+    return torch.optim.SGD(
+        model.parameters(),
+        lr=settings["lr"],
+        momentum=settings["momentum"],
+        weight_decay=settings["weight_decay"],
+        nesterov=settings["nesterov"],
+        **kind,
+    )
+
+
+def compile_kwargs(settings: dict | None) -> dict | None:
+    """torch.compile keyword arguments of a mode's settings; None means eager."""
+    if settings is None or settings.get("mode") == "none":
+        return None
+    kwargs = {"backend": settings.get("backend", "inductor"), "fullgraph": settings.get("fullgraph", False)}
+    if settings.get("dynamic") is not None:
+        kwargs["dynamic"] = settings["dynamic"]
+    if settings.get("options"):
+        kwargs["options"] = dict(settings["options"])
+    elif settings.get("mode") is not None:
+        kwargs["mode"] = settings["mode"]
+    return kwargs
+
+
+# ----------------------------------------------------------------------------------------------
+# Loaders: both yield (images NCHW in the model's memory format, int64 labels) on the device
+# ----------------------------------------------------------------------------------------------
+def dali_pipeline(
+    filelist: str,
+    images_dir: str,
+    *,
+    image_size: int,
+    batch_size: int,
+    device: torch.device,
+    dtype: str,
+    threads: int,
+    prefetch: int,
+    hw_decoder_load: float,
+    seed: int,
+):
+    """The DALI training pipeline: random-resized-crop decode, resize, flip, normalise, HWC."""
+    from nvidia.dali import fn, pipeline_def, types
+
+    gpu = device.type == "cuda"
+
+    @pipeline_def
+    def food_pipeline():
+        jpegs, labels = fn.readers.file(
+            file_root=images_dir, file_list=filelist, random_shuffle=True, name="Reader"
+        )
+        decode_args = {"device": "mixed", "hw_decoder_load": hw_decoder_load} if gpu else {"device": "cpu"}
+        if gpu:
+            # preallocate so the decoder does not grow its buffers during the first epoch
+            decode_args.update(device_memory_padding=211025920, host_memory_padding=140544512)
+        images = fn.decoders.image_random_crop(
+            jpegs,
+            output_type=types.RGB,
+            random_aspect_ratio=[0.75, 4.0 / 3.0],
+            random_area=[0.08, 1.0],
+            num_attempts=100,
+            **decode_args,
+        )
+        images = fn.resize(images, resize_x=image_size, resize_y=image_size)
+        # HWC output: permuting to NCHW in torch then gives channels_last strides at no cost
+        images = fn.crop_mirror_normalize(
+            images,
+            dtype=types.FLOAT16 if dtype == "fp16" else types.FLOAT,
+            output_layout="HWC",
+            mean=IMAGENET_MEAN_255,
+            std=IMAGENET_STD_255,
+            mirror=fn.random.coin_flip(probability=0.5),
+        )
+        labels = fn.cast(labels, dtype=types.INT64)
+        return images, (labels.gpu() if gpu else labels)
+
+    return food_pipeline(
+        batch_size=batch_size,
+        num_threads=threads,
+        device_id=(device.index or 0) if gpu else None,
+        seed=seed,
+        prefetch_queue_depth=prefetch,
+    )
+
+
+class DaliLoader:
+    """Iterates a DALI pipeline as (images, labels) torch batches, dropping the last partial batch."""
+
+    def __init__(self, pipe, channels_last: bool):
+        from nvidia.dali.plugin.base_iterator import LastBatchPolicy
+        from nvidia.dali.plugin.pytorch import DALIGenericIterator
+
+        pipe.build()
+        self.images = pipe.reader_meta("Reader")["epoch_size"]
+        self._iterator = DALIGenericIterator(
+            pipe,
+            ["images", "labels"],
+            reader_name="Reader",
+            last_batch_policy=LastBatchPolicy.DROP,
+            auto_reset=True,
+        )
+        self.steps_per_epoch = len(self._iterator)
+        self.channels_last = channels_last
+
+    def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        for batch in self._iterator:
+            images = batch[0]["images"].permute(0, 3, 1, 2)  # NHWC storage, NCHW view
+            if not self.channels_last:
+                images = images.contiguous()
+            yield images, batch[0]["labels"].view(-1)
+
+
+class SyntheticLoader:
+    """One batch made once on the device and yielded every step: no data loading at all."""
+
+    def __init__(self, *, images: int, num_classes: int, batch_size: int, image_size: int,
+                 device: torch.device, dtype: str, channels_last: bool, seed: int):
+        generator = torch.Generator(device="cpu").manual_seed(seed)
+        batch = torch.randn(batch_size, 3, image_size, image_size, generator=generator)
+        if channels_last:
+            batch = batch.contiguous(memory_format=torch.channels_last)
+        self.batch = batch.to(device=device, dtype=torch.float16 if dtype == "fp16" else torch.float32)
+        self.labels = torch.randint(0, num_classes, (batch_size,), generator=generator).to(device)
+        self.images = images
+        self.steps_per_epoch = images // batch_size
+
+    def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        for _ in range(self.steps_per_epoch):
+            yield self.batch, self.labels
+
+
+# ----------------------------------------------------------------------------------------------
+# Training
+# ----------------------------------------------------------------------------------------------
+def make_train_step(model, optimizer, precision: str, device: torch.device) -> Callable:
+    """A closure doing one optimisation step; returns the loss as a device tensor (no sync)."""
+    autocast_dtype = AUTOCAST_DTYPES[precision]
+    scaler = torch.amp.GradScaler(device.type, enabled=precision == "fp16")
+    use_cudagraph_marker = hasattr(torch.compiler, "cudagraph_mark_step_begin")
+
+    def step(images: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        if use_cudagraph_marker:
+            # tells CUDA-graph trees that the previous step's outputs are no longer needed
+            torch.compiler.cudagraph_mark_step_begin()
+        with torch.autocast(device.type, dtype=autocast_dtype, enabled=autocast_dtype is not None):
+            loss = F.cross_entropy(model(images), labels)
+        optimizer.zero_grad(set_to_none=True)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        return loss.detach()
+
+    return step
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+@dataclass
+class EpochResult:
+    epoch: int
+    epoch_s: float
+    steps: int
+    images: int
+    losses: list[float]
+    first_step_s: float | None = None
+
+    @property
+    def row(self) -> dict:
+        finite = [x for x in self.losses if math.isfinite(x)]
+        return {
+            "epoch": self.epoch,
+            "epoch_s": round(self.epoch_s, 4),
+            "steps": self.steps,
+            "images": self.images,
+            "images_per_s": round(self.images / self.epoch_s, 2),
+            "loss_mean": round(sum(finite) / len(finite), 5) if finite else float("nan"),
+            "loss_last": round(self.losses[-1], 5),
+        }
+
+
+def run_epoch(step, batches: Iterable, *, epoch: int, steps: int, batch_size: int,
+              device: torch.device, time_first_step: bool = False, progress: bool = True) -> EpochResult:
+    """Run one epoch; the clock is read only after synchronising the device."""
+    losses = torch.zeros(steps, device=device)
+    first_step_s = None
+    bar = tqdm(total=steps, desc=f"epoch {epoch}", unit="step", mininterval=5, disable=not progress)
+    synchronize(device)
+    start = time.perf_counter()
+    done = 0
+    for images, labels in batches:
+        if done == steps:
+            break
+        losses[done] = step(images, labels)
+        done += 1
+        if time_first_step and done == 1:
+            synchronize(device)
+            first_step_s = time.perf_counter() - start
+        bar.update(1)
+    synchronize(device)
+    epoch_s = time.perf_counter() - start
+    bar.close()
+    if done != steps:
+        raise PipelineError(f"epoch {epoch}: the loader gave {done} batches, expected {steps}")
+    values = losses.tolist()
+    check_finite(values, epoch)
+    return EpochResult(epoch, epoch_s, steps, steps * batch_size, values, first_step_s)
+
+
+def check_finite(losses: list[float], epoch: int) -> None:
+    for index, value in enumerate(losses):
+        if not math.isfinite(value):
+            raise PipelineError(
+                f"loss is {value} at epoch {epoch}, step {index + 1}: training diverged "
+                "(lower train.optimizer.lr or use precision fp32/bf16); no timings written"
+            )
+
+
+def loss_curve(losses: list[float], points: int = 200) -> dict:
+    """Mean training loss over consecutive windows of steps, for plotting."""
+    window = max(1, len(losses) // points)
+    steps, values = [], []
+    for start in range(0, len(losses) - window + 1, window):
+        chunk = losses[start:start + window]
+        steps.append(start + window)
+        values.append(round(sum(chunk) / len(chunk), 5))
+    return {"window_steps": window, "step": steps, "loss": values}
+
+
+class RecompileCounter(logging.Handler):
+    """Counts dynamo's recompilation log records (artifact logger 'recompiles')."""
+
+    def __init__(self):
+        super().__init__(level=logging.DEBUG)
+        self.count = 0
+
+    def emit(self, record):
+        self.count += 1
+
+
+def dynamo_counts() -> dict:
+    from torch._dynamo.utils import counters
+
+    return {
+        "graph_breaks": int(sum(counters["graph_break"].values())),
+        "graph_break_reasons": sorted(counters["graph_break"])[:20],
+        "graphs_compiled": int(counters["stats"]["unique_graphs"]),
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# Entry point
+# ----------------------------------------------------------------------------------------------
+def build_loader(filelist, images_dir, train: dict, loader: dict, device, num_classes, images):
+    if train["loader"] == "synthetic":
+        return SyntheticLoader(
+            images=images, num_classes=num_classes, batch_size=train["batch_size"],
+            image_size=train["image_size"], device=device, dtype=train["precision"],
+            channels_last=train["channels_last"], seed=train["seed"],
+        )
+    pipe = dali_pipeline(
+        str(filelist), str(images_dir), image_size=train["image_size"], batch_size=train["batch_size"],
+        device=device, dtype=train["precision"], threads=loader["threads"], prefetch=loader["prefetch"],
+        hw_decoder_load=loader["hw_decoder_load"], seed=train["seed"],
+    )
+    return DaliLoader(pipe, train["channels_last"])
+
+
+def main(filelist, images_dir, out_csv, out_json, *, mode_name: str, compile_settings: dict | None,
+         train: dict, loader: dict, progress: bool = True) -> dict:
+    device = check_device(train["device"])
+    images, num_classes = count_classes(filelist)
+    if images < train["batch_size"]:
+        raise PipelineError(
+            f"train.batch_size {train['batch_size']} is larger than the dataset ({images} images in {filelist})"
+        )
+    busy = gpu_other_processes() if device.type == "cuda" else []
+    if busy:
+        log.warning("other processes use the GPU (%s): timings may be contaminated", busy)
+    torch.manual_seed(train["seed"])
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = True
+        torch.cuda.reset_peak_memory_stats(device)
+
+    start = time.perf_counter()
+    batches = build_loader(filelist, images_dir, train, loader, device, num_classes, images)
+    loader_build_s = time.perf_counter() - start
+    model = build_model(train["model"], num_classes, device, train["channels_last"])
+    optimizer = build_optimizer(model, train["optimizer"], device)
+    kwargs = compile_kwargs(compile_settings)
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    recompiles = RecompileCounter()
+    logging.getLogger("torch._dynamo.guards.__recompiles").addHandler(recompiles)
+    if kwargs is not None:
+        torch._logging.set_logs(recompiles=True)
+        model = torch.compile(model, **kwargs)
+    step = make_train_step(model, optimizer, train["precision"], device)
+    log.info("mode %s: torch.compile(%s), %d images, %d classes, %d steps/epoch, %s on %s",
+             mode_name, kwargs, batches.images, num_classes, batches.steps_per_epoch,
+             train["model"], device)
+
+    results = []
+    for epoch in range(1, train["epochs"] + 1):
+        result = run_epoch(step, batches, epoch=epoch, steps=batches.steps_per_epoch,
+                           batch_size=train["batch_size"], device=device,
+                           time_first_step=epoch == 1, progress=progress)
+        log.info("epoch %d: %.2f s, %.1f images/s, loss %.4f", epoch, result.epoch_s,
+                 result.images / result.epoch_s, result.row["loss_mean"])
+        results.append(result)
+
+    facts = {
+        "mode": mode_name,
+        "compile": kwargs,
+        "compile_s": round(results[0].first_step_s, 4),
+        "first_step_s": round(results[0].first_step_s, 4),
+        "loader_build_s": round(loader_build_s, 4),
+        "peak_gpu_mem_gib": (round(torch.cuda.max_memory_allocated(device) / 2**30, 3)
+                             if device.type == "cuda" else None),
+        **dynamo_counts(),
+        "recompiles": recompiles.count,
+        "device": device.type,
+        "loader": train["loader"],
+        "train": train,
+        "loader_settings": loader,
+        "images_per_epoch": results[0].images,
+        "dataset_images": batches.images,
+        "num_classes": num_classes,
+        "gpu_other_processes": busy,
+        "loss_curve": loss_curve([x for r in results for x in r.losses]),
+        "versions": versions(),
+    }
+    write_outputs(results, facts, mode_name, out_csv, out_json)
+    return facts
+
+
+def write_outputs(results: list[EpochResult], facts: dict, mode_name: str, out_csv, out_json) -> None:
+    # JSON first, CSV last: the CSV is the rule's main output and appears only when all is done
+    with atomic_write(out_json) as handle:
+        json.dump(facts, handle, indent=2, default=str)
+    with atomic_write(out_csv, newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS)
+        writer.writeheader()
+        for result in results:
+            writer.writerow({"mode": mode_name, **result.row})
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("filelist")
+    parser.add_argument("images_dir")
+    parser.add_argument("out_csv")
+    parser.add_argument("out_json")
+    parser.add_argument("--mode", default="none", help="torch.compile mode, or none for eager")
+    parser.add_argument("--config", default="config.yaml", help="YAML with train: and loader: sections")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    if "snakemake" in globals():
+        with snakemake_log(snakemake):  # noqa: F821
+            main(
+                snakemake.input.filelist,  # noqa: F821
+                str(Path(snakemake.input.images) / "images"),  # noqa: F821
+                snakemake.output.csv,  # noqa: F821
+                snakemake.output.json,  # noqa: F821
+                mode_name=snakemake.wildcards.mode,  # noqa: F821
+                compile_settings=snakemake.params.compile,  # noqa: F821
+                train=snakemake.params.train,  # noqa: F821
+                loader=snakemake.params.loader,  # noqa: F821
+            )
+    else:
+        import yaml
+
+        setup_cli_logging()
+        args = parse_args()
+        config = yaml.safe_load(Path(args.config).read_text())
+        main(args.filelist, args.images_dir, args.out_csv, args.out_json, mode_name=args.mode,
+             compile_settings={"mode": args.mode}, train=config["train"], loader=config["loader"])
