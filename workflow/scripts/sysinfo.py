@@ -1,6 +1,5 @@
 """What software and hardware a measurement ran on: versions, GPU, driver, CPU, other GPU users."""
 
-from __future__ import annotations
 
 import os
 import platform

@@ -4,7 +4,6 @@ The loop has no host synchronisation inside an epoch (losses stay on the device,
 uses a fused optimizer that reads the scaler's inf flag on the GPU), so what is timed is the model.
 """
 
-from __future__ import annotations
 
 import argparse
 import csv

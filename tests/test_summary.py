@@ -1,0 +1,248 @@
+"""summarize.py and plot.py on fake timings in the training job's exact formats, using the
+article's published epoch times so the expected speedups are known."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from PIL import Image
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "workflow" / "scripts"
+if str(SCRIPTS) not in sys.path:
+    sys.path.insert(0, str(SCRIPTS))
+
+import plot  # noqa: E402
+import summarize  # noqa: E402
+from common import PipelineError  # noqa: E402
+
+# ../shared/ARTICLE.md, epoch times in seconds, in the config's mode order.
+ARTICLE = {
+    "none": [139, 141, 141],
+    "default": [167, 129, 128],
+    "reduce-overhead": [150, 116, 117],
+    "max-autotune": [182, 121, 121],
+}
+STEPS, BATCH = 1578, 64  # 101,000 images // 64, last partial batch dropped
+LOSS_BY_EPOCH = [4.20, 3.60, 3.25]
+
+
+def write_run(folder: Path, times: dict[str, list[float]], losses: dict[str, list[float]] | None = None):
+    """timings/<mode>.csv and .json as the training job writes them; returns (csvs, jsons)."""
+    timings = folder / "timings"
+    timings.mkdir(parents=True, exist_ok=True)
+    csvs, jsons = [], []
+    for i, (mode, epoch_s) in enumerate(times.items()):
+        loss = (losses or {}).get(mode) or [v + 0.01 * i for v in LOSS_BY_EPOCH[: len(epoch_s)]]
+        rows = [
+            {"mode": mode, "epoch": e, "epoch_s": s, "steps": STEPS, "images": STEPS * BATCH,
+             "images_per_s": STEPS * BATCH / s, "loss_mean": loss[e - 1], "loss_last": loss[e - 1] - 0.1}
+            for e, s in enumerate(epoch_s, start=1)
+        ]
+        csv = timings / f"{mode}.csv"
+        pd.DataFrame(rows).to_csv(csv, index=False)
+        window = 100
+        curve_steps = list(range(window, STEPS * len(epoch_s) + 1, window))
+        curve_loss = [4.65 - 1.5 * (s / curve_steps[-1]) ** 0.5 + 0.01 * i for s in curve_steps]
+        meta = {
+            "mode": mode,
+            "compile": None if mode == "none" else {"mode": mode, "backend": "inductor",
+                                                   "dynamic": None, "fullgraph": False},
+            "compile_s": 0.4 if mode == "none" else epoch_s[0] - epoch_s[-1] + 2.0,
+            "first_step_s": 0.4 if mode == "none" else epoch_s[0] - epoch_s[-1] + 2.0,
+            "peak_gpu_mem_gib": 11.5 - 0.5 * i,
+            "graph_breaks": 0,
+            "recompiles": 1 if mode == "reduce-overhead" else 0,
+            "device": "cuda",
+            "loss_curve": {"step": curve_steps, "loss": curve_loss},
+            "versions": {"torch": "2.1.0", "python": "3.10.12"},
+            "host": {"gpu": "NVIDIA GeForce RTX 3090", "cpu": "AMD Ryzen 7 3700X"},
+        }
+        js = timings / f"{mode}.json"
+        js.write_text(json.dumps(meta, indent=1))
+        csvs.append(csv)
+        jsons.append(js)
+    return csvs, jsons
+
+
+def run_summary(tmp_path: Path, times=ARTICLE, losses=None, baseline="none"):
+    csvs, jsons = write_run(tmp_path, times, losses)
+    out_csv, out_md = tmp_path / "summary.csv", tmp_path / "summary.md"
+    summarize.main(csvs, jsons, out_csv, out_md, baseline=baseline, run_name="article",
+                   dataset_note="Food-101, 101,000 images")
+    return pd.read_csv(out_csv).set_index("mode"), out_md.read_text(), csvs, jsons
+
+
+def test_summary_numbers_match_the_article(tmp_path):
+    summary, _, _, _ = run_summary(tmp_path)
+    assert list(summary.index) == list(ARTICLE)
+    assert list(summary.columns) == [
+        "epochs", "epoch1_s", "epoch2_s", "epoch3_s", "steady_epoch_s", "compile_overhead_s",
+        "compile_s", "steady_images_per_s", "speedup_vs_none", "peak_gpu_mem_gib", "graph_breaks",
+        "recompiles", "loss_first_epoch", "loss_last_epoch", "loss_falls", "loss_gap_vs_none",
+    ]
+    expected = {  # mode: (steady, overhead, speedup)
+        "none": (141.0, -2.0, 1.0),
+        "default": (128.5, 38.5, 141 / 128.5),
+        "reduce-overhead": (116.5, 33.5, 141 / 116.5),
+        "max-autotune": (121.0, 61.0, 141 / 121),
+    }
+    for mode, (steady, overhead, speedup) in expected.items():
+        row = summary.loc[mode]
+        assert row["steady_epoch_s"] == pytest.approx(steady)
+        assert row["compile_overhead_s"] == pytest.approx(overhead)
+        assert row["speedup_vs_none"] == pytest.approx(speedup)
+        assert row["steady_images_per_s"] == pytest.approx(STEPS * BATCH / steady)
+    assert summary.loc["default", "speedup_vs_none"] == pytest.approx(1.097, abs=1e-3)
+    assert summary["loss_falls"].all()
+    assert summary.loc["none", "loss_gap_vs_none"] == 0
+    assert summary.loc["max-autotune", "loss_gap_vs_none"] == pytest.approx(0.03 / 3.25)
+    assert summary.loc["reduce-overhead", "recompiles"] == 1
+    assert summary["epochs"].eq(3).all()
+
+
+def test_markdown_table_and_findings(tmp_path):
+    _, md, _, _ = run_summary(tmp_path)
+    assert md.startswith("# torch.compile benchmark: article — Food-101, 101,000 images\n")
+    assert "| mode | epoch 1 | epoch 2 | epoch 3 | steady | compile overhead | speedup vs none |" in md
+    assert "| none (eager) | 139.0 | 141.0 | 141.0 | 141.0 | -2.0 | 1.00x |" in md
+    assert "| default | 167.0 | 129.0 | 128.0 | 128.5 | 38.5 | 1.10x |" in md
+    assert "| reduce-overhead | 150.0 | 116.0 | 117.0 | 116.5 | 33.5 | 1.21x |" in md
+    assert "| max-autotune | 182.0 | 121.0 | 121.0 | 121.0 | 61.0 | 1.17x |" in md
+    assert "peak GPU memory (GiB)" in md and "4.220 → 3.270" in md
+    assert "reduce-overhead is fastest at 116.5 s per epoch, 1.21x the speed of none (eager, 141.0 s)" in md
+    assert "max-autotune has the largest compile overhead" in md
+    assert "fell from the first to the last epoch in every mode" in md
+
+
+def test_plots_are_valid_png_and_svg(tmp_path):
+    _, _, csvs, jsons = run_summary(tmp_path)
+    out = tmp_path / "plots"
+    written = plot.main(tmp_path / "summary.csv", csvs, out, run_name="article",
+                        device_note="RTX 3090", timing_jsons=jsons)
+    names = sorted(p.name for p in written)
+    assert names == sorted(plot.OUTPUT_NAMES)
+    for name in names:
+        path = out / name
+        if name.endswith(".png"):
+            with Image.open(path) as img:
+                img.verify()
+                assert img.format == "PNG"
+        else:
+            assert ET.parse(path).getroot().tag.endswith("svg")
+    assert sorted(p.name for p in out.iterdir()) == names  # no temporary files left behind
+
+
+def test_missing_column_names_the_file(tmp_path):
+    csvs, jsons = write_run(tmp_path, ARTICLE)
+    pd.read_csv(csvs[1]).drop(columns=["images_per_s", "loss_mean"]).to_csv(csvs[1], index=False)
+    with pytest.raises(PipelineError, match=r"default\.csv.*images_per_s, loss_mean"):
+        summarize.main(csvs, jsons, tmp_path / "s.csv", tmp_path / "s.md", run_name="x")
+    assert not (tmp_path / "s.csv").exists() and not (tmp_path / "s.md").exists()
+
+
+def test_missing_json_key_names_the_file(tmp_path):
+    csvs, jsons = write_run(tmp_path, ARTICLE)
+    meta = json.loads(jsons[2].read_text())
+    del meta["compile_s"]
+    jsons[2].write_text(json.dumps(meta))
+    with pytest.raises(PipelineError, match=r"reduce-overhead\.json.*compile_s"):
+        summarize.main(csvs, jsons, tmp_path / "s.csv", tmp_path / "s.md", run_name="x")
+
+
+def test_mismatched_epoch_counts_fail(tmp_path):
+    times = {**ARTICLE, "default": [167, 129]}
+    csvs, jsons = write_run(tmp_path, times)
+    with pytest.raises(PipelineError, match="different numbers of epochs"):
+        summarize.main(csvs, jsons, tmp_path / "s.csv", tmp_path / "s.md", run_name="x")
+
+
+def test_epoch_gap_fails(tmp_path):
+    csvs, jsons = write_run(tmp_path, ARTICLE)
+    df = pd.read_csv(csvs[0])
+    df.loc[2, "epoch"] = 4
+    df.to_csv(csvs[0], index=False)
+    with pytest.raises(PipelineError, match=r"none\.csv.*1\.\.N"):
+        summarize.main(csvs, jsons, tmp_path / "s.csv", tmp_path / "s.md", run_name="x")
+
+
+def test_missing_baseline_leaves_speedups_empty(tmp_path):
+    times = {m: t for m, t in ARTICLE.items() if m != "none"}
+    summary, md, csvs, jsons = run_summary(tmp_path, times)
+    assert summary["speedup_vs_none"].isna().all()
+    assert summary["loss_gap_vs_none"].isna().all()
+    assert summary.loc["default", "steady_epoch_s"] == pytest.approx(128.5)
+    assert "baseline mode 'none' is not in this run" in md
+    assert "| default | 167.0 | 129.0 | 128.0 | 128.5 | 38.5 | n/a |" in md
+    written = plot.main(tmp_path / "summary.csv", csvs, tmp_path / "plots", run_name="x",
+                        timing_jsons=jsons)
+    assert len(written) == 6
+
+
+def test_single_epoch_has_no_steady_state(tmp_path):
+    times = {m: t[:1] for m, t in ARTICLE.items()}
+    summary, md, csvs, jsons = run_summary(tmp_path, times)
+    assert list(summary.columns[:3]) == ["epochs", "epoch1_s", "steady_epoch_s"]
+    for col in ("steady_epoch_s", "compile_overhead_s", "speedup_vs_none", "steady_images_per_s"):
+        assert summary[col].isna().all(), col
+    assert summary["loss_falls"].isna().all()  # nothing to compare, not "did not fall"
+    assert "Only one epoch was run" in md and "no steady state" in md
+    written = plot.main(tmp_path / "summary.csv", csvs, tmp_path / "plots", run_name="x")
+    assert len(written) == 6
+
+
+def test_loss_that_does_not_fall_is_named(tmp_path):
+    summary, md, _, _ = run_summary(tmp_path, losses={"max-autotune": [4.2, 4.3, 4.4]})
+    assert not summary.loc["max-autotune", "loss_falls"]
+    assert summary.loc[["none", "default", "reduce-overhead"], "loss_falls"].all()
+    assert "did not fall from the first to the last epoch in: max-autotune." in md
+
+
+def test_summarize_command_line(tmp_path):
+    csvs, jsons = write_run(tmp_path, ARTICLE)
+    out_csv = tmp_path / "cli.csv"
+    subprocess.run(
+        [sys.executable, str(SCRIPTS / "summarize.py"), "--csv", *map(str, csvs), "--json",
+         *map(str, jsons), "--out-csv", str(out_csv), "--out-md", str(tmp_path / "cli.md"),
+         "--run", "cli"],
+        check=True, cwd=SCRIPTS,
+    )
+    assert math.isclose(pd.read_csv(out_csv).set_index("mode").at["default", "speedup_vs_none"],
+                        141 / 128.5)
+
+
+def test_snakemake_outputs_must_be_the_fixed_names(tmp_path):
+    outputs = [str(tmp_path / "plots" / name) for name in plot.OUTPUT_NAMES]
+    assert plot._check_snakemake_outputs(outputs) == tmp_path / "plots"
+    outputs[-1] = str(tmp_path / "plots" / "training_loss.svg")
+    with pytest.raises(PipelineError, match="training_loss.svg"):
+        plot._check_snakemake_outputs(outputs)
+
+
+def test_real_snakemake_rules(tmp_path):
+    """The repo's summary.smk rules run both scripts through Snakemake's `script:` directive."""
+    pytest.importorskip("snakemake")
+    modes = list(ARTICLE)
+    write_run(tmp_path / "results" / "r", ARTICLE)
+    rules = SCRIPTS.parent / "rules" / "summary.smk"
+    (tmp_path / "Snakefile").write_text(
+        'RUN = "r"\nRESULTS = "results/r"\nPLOTS = ["epoch_times", "speedup", "loss"]\n'
+        + f"def timing_outputs(kind):\n    return expand(RESULTS + '/timings/{{mode}}.' + kind, mode={modes!r})\n"
+        + "def dataset_note():\n    return 'Food-101 (all split)'\n"
+        + "def device_note():\n    return 'resnet50, batch 64, fp16, cuda'\n"
+        + f'include: "{rules}"\n'
+        + "rule all:\n    input: 'results/r/summary.md', 'results/r/plots/loss.svg'\n"
+    )
+    subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--quiet", "all"],
+                   cwd=tmp_path, check=True)
+    md = (tmp_path / "results" / "r" / "summary.md").read_text()
+    assert "| reduce-overhead | 150.0 | 116.0 | 117.0 | 116.5 | 33.5 | 1.21x |" in md
+    assert sorted(p.name for p in (tmp_path / "results" / "r" / "plots").iterdir()) == sorted(
+        plot.OUTPUT_NAMES
+    )
