@@ -44,6 +44,7 @@ def settings(**overrides):
         "channels_last": True,
         "seed": 0,
         "loader": "dali",
+        "upper_bound_steps": 3,
         "optimizer": {"lr": 0.05, "momentum": 0.9, "weight_decay": 5e-5, "nesterov": True},
     }
     config.update(overrides)
@@ -99,6 +100,7 @@ def test_eager_with_dali_writes_one_row_per_epoch(dataset, tmp_path):
     assert 0 < saved["compile_s"] < sum(float(r["epoch_s"]) for r in rows)
     assert saved["versions"]["dali"] and saved["versions"]["torch"] == torch.__version__
     assert len(saved["loss_curve"]["loss"]) == 2 * (40 // 6)
+    assert saved["synthetic_batch_images_per_s"] > 0
     assert facts["mode"] == "none"
 
 

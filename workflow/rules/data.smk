@@ -24,7 +24,7 @@ else:
         log:
             f"{DATA}/logs/make_synthetic.log",
         params:
-            **config["dataset"]["synthetic"],
+            synthetic=config["dataset"]["synthetic"],
         threads: workflow.cores
         conda:
             "../../envs/data.yaml"

@@ -286,6 +286,29 @@ def run_epoch(step, batches: Iterable, *, epoch: int, steps: int, batch_size: in
     return EpochResult(epoch, epoch_s, steps, steps * batch_size, values, first_step_s)
 
 
+def synthetic_batch_rate(step, *, steps: int, batch_size: int, image_size: int,
+                         num_classes: int, device: torch.device, dtype: str, channels_last: bool,
+                         seed: int) -> float | None:
+    """images/s of the same compiled step on one batch made once on the device (no loading).
+
+    Run after the timed epochs with the shapes and strides of the real batches, so nothing
+    recompiles: the gap to the epochs' images/s is what the loader costs.
+    """
+    if steps <= 0:
+        return None
+    fixed = SyntheticLoader(images=batch_size * steps, num_classes=num_classes, batch_size=batch_size,
+                            image_size=image_size, device=device, dtype=dtype,
+                            channels_last=channels_last, seed=seed)
+    for _ in range(min(10, steps)):
+        step(fixed.batch, fixed.labels)
+    synchronize(device)
+    start = time.perf_counter()
+    for _ in range(steps):
+        step(fixed.batch, fixed.labels)
+    synchronize(device)
+    return steps * batch_size / (time.perf_counter() - start)
+
+
 def check_finite(losses: list[float], epoch: int) -> None:
     for index, value in enumerate(losses):
         if not math.isfinite(value):
@@ -388,6 +411,14 @@ def main(filelist, images_dir, out_csv, out_json, *, mode_name: str, compile_set
                  result.images / result.epoch_s, result.row["loss_mean"])
         results.append(result)
 
+    upper_bound = None
+    if train["loader"] != "synthetic":
+        upper_bound = synthetic_batch_rate(
+            step, steps=train["upper_bound_steps"], batch_size=train["batch_size"],
+            image_size=train["image_size"], num_classes=num_classes, device=device,
+            dtype=train["precision"], channels_last=train["channels_last"], seed=train["seed"])
+        if upper_bound:
+            log.info("same step on one synthetic batch: %.1f images/s", upper_bound)
     facts = {
         "mode": mode_name,
         "compile": kwargs,
@@ -398,6 +429,7 @@ def main(filelist, images_dir, out_csv, out_json, *, mode_name: str, compile_set
                              if device.type == "cuda" else None),
         **dynamo_counts(),
         "recompiles": recompiles.count,
+        "synthetic_batch_images_per_s": round(upper_bound, 2) if upper_bound else None,
         "device": device.type,
         "loader": train["loader"],
         "train": train,
