@@ -37,11 +37,11 @@ fi
 if [ ! -e results/dali_alone.csv ] && [ "$(left)" -gt 120 ]; then
     log "DALI alone sweep"
     timeout 120 python3 benchmarks/loader_overhead.py --configfile "$config" --dali-only \
-        --threads 8 12 --hw-loads 0 0.75 1 --out results/dali_alone.csv >>"$out/h200.log" 2>&1
+        --threads 4 8 --hw-loads 1 --out results/dali_alone.csv >>"$out/h200.log" 2>&1
 fi
 
 # rough seconds per training job on an H200 (compile + 3 epochs + margin), from GPU-FACTS.md
-declare -A need=([none]=180 [reduce-overhead]=200 [default]=270 [max-autotune]=540)
+declare -A need=([none]=170 [reduce-overhead]=160 [default]=220 [max-autotune]=540)
 for mode in none reduce-overhead default max-autotune; do
     [ -e "$run/timings/$mode.csv" ] && continue
     if [ "$(left)" -lt "${need[$mode]}" ]; then

@@ -158,3 +158,22 @@ def test_unknown_model_is_named(dataset, tmp_path):
     with pytest.raises(PipelineError, match="resnet5000"):
         train.main(filelist, images, tmp_path / "m.csv", tmp_path / "m.json", mode_name="none",
                    compile_settings=None, train=settings(model="resnet5000", loader="synthetic"), loader=LOADER)
+
+
+def test_fused_sgd_survives_a_skipped_first_step():
+    """fp16 loss scaling skips the first steps; fused SGD must not then read garbage momentum."""
+    model = torch.nn.Linear(64, 8)
+    optimizer = train.build_optimizer(model, settings()["optimizer"], torch.device("cpu"))
+    assert all(torch.equal(optimizer.state[p]["momentum_buffer"], torch.zeros_like(p))
+               for p in model.parameters())
+    fused = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, fused=True)
+    train.zero_momentum_buffers(fused)
+    for p in model.parameters():
+        p.grad = torch.full_like(p, float("inf"))
+    fused.grad_scale, fused.found_inf = torch.ones(()), torch.ones(())  # what GradScaler hands it
+    fused.step()  # skipped: found_inf is set
+    for p in model.parameters():
+        p.grad = torch.ones_like(p)
+    fused.found_inf = torch.zeros(())
+    fused.step()
+    assert all(torch.isfinite(p).all() for p in model.parameters())

@@ -76,7 +76,7 @@ def build_optimizer(model: torch.nn.Module, settings: dict, device: torch.device
     # fused=True lets GradScaler hand the optimizer its inf flag as a device tensor instead of
     # reading it on the host every step (a sync that costs ~10% under CUDA graphs).
     kind = {"fused": True} if device.type == "cuda" else {"foreach": True}
-    return torch.optim.SGD(
+    optimizer = torch.optim.SGD(
         model.parameters(),
         lr=settings["lr"],
         momentum=settings["momentum"],
@@ -84,6 +84,23 @@ def build_optimizer(model: torch.nn.Module, settings: dict, device: torch.device
         nesterov=settings["nesterov"],
         **kind,
     )
+    zero_momentum_buffers(optimizer)
+    return optimizer
+
+
+def zero_momentum_buffers(optimizer: torch.optim.SGD) -> None:
+    """Start SGD's momentum buffers at zero instead of letting the first step create them.
+
+    Fused SGD creates them with torch.empty and, when the gradient scaler skips that first step
+    (fp16 overflow, usual at the initial scale), never writes them: the next step then reads
+    uninitialised memory and the weights turn NaN (seen on an H200, torch 2.11). With dampening 0,
+    zero buffers give exactly the same updates as buffers created at the first step.
+    """
+    for group in optimizer.param_groups:
+        if group["momentum"] == 0:
+            continue
+        for param in group["params"]:
+            optimizer.state[param]["momentum_buffer"] = torch.zeros_like(param, memory_format=torch.preserve_format)
 
 
 def compile_kwargs(settings: dict | None) -> dict | None:
