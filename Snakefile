@@ -15,6 +15,6 @@ include: "workflow/rules/summary.smk"
 
 
 rule all:
+    default_target: True
     input:
         summary_outputs(),
-    default_target: True

@@ -3,12 +3,17 @@ import re
 
 from snakemake.utils import validate
 
-
 validate(config, "../schemas/config.schema.yaml", set_default=True)
 
 RUN = config["run"]
 RESULTS = f"results/{RUN}"
-VALID_COMPILE_MODES = {"none", "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"}
+VALID_COMPILE_MODES = {
+    "none",
+    "default",
+    "reduce-overhead",
+    "max-autotune",
+    "max-autotune-no-cudagraphs",
+}
 
 
 def dataset_id():
@@ -23,7 +28,9 @@ def dataset_id():
 
 
 DATA = f"resources/{dataset_id()}"
-ARCHIVE = f"{DATA}/food-101.tar" + (".gz" if config["dataset"]["source"] == "food101" else "")
+ARCHIVE = f"{DATA}/food-101.tar" + (
+    ".gz" if config["dataset"]["source"] == "food101" else ""
+)
 
 
 def compile_settings(name):
@@ -32,7 +39,9 @@ def compile_settings(name):
     if "mode" not in settings and not settings.get("options"):
         settings["mode"] = name
     if settings.get("options") and settings.get("mode") is not None:
-        raise ValueError(f"modes.{name}: `mode` and `options` cannot be combined (torch.compile refuses both)")
+        raise ValueError(
+            f"modes.{name}: `mode` and `options` cannot be combined (torch.compile refuses both)"
+        )
     if settings.get("mode") not in VALID_COMPILE_MODES | {None}:
         raise ValueError(
             f"modes.{name}: no `mode` given and {name!r} is not a torch.compile mode; "

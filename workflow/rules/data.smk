@@ -8,11 +8,11 @@ if config["dataset"]["source"] == "food101":
             ARCHIVE,
         log:
             f"{DATA}/logs/download.log",
+        conda:
+            "../../envs/data.yaml"
         params:
             url=config["dataset"]["url"],
             sha256=config["dataset"]["sha256"],
-        conda:
-            "../../envs/data.yaml"
         script:
             "../scripts/download.py"
 
@@ -23,11 +23,11 @@ else:
             ARCHIVE,
         log:
             f"{DATA}/logs/make_synthetic.log",
-        params:
-            synthetic=config["dataset"]["synthetic"],
-        threads: workflow.cores
         conda:
             "../../envs/data.yaml"
+        threads: workflow.cores
+        params:
+            synthetic=config["dataset"]["synthetic"],
         script:
             "../scripts/make_synthetic.py"
 
@@ -54,10 +54,10 @@ rule filelists:
         report=f"{DATA}/filelists/report.json",
     log:
         f"{DATA}/logs/filelists.log",
-    params:
-        on_bad_image=config["dataset"]["on_bad_image"],
-    threads: workflow.cores
     conda:
         "../../envs/data.yaml"
+    threads: workflow.cores
+    params:
+        on_bad_image=config["dataset"]["on_bad_image"],
     script:
         "../scripts/filelists.py"

@@ -10,12 +10,12 @@ rule summary:
         md=f"{RESULTS}/summary.md",
     log:
         f"{RESULTS}/logs/summary.log",
+    conda:
+        "../../envs/plot.yaml"
     params:
         baseline="none",
         run=RUN,
         dataset_note=dataset_note(),
-    conda:
-        "../../envs/plot.yaml"
     script:
         "../scripts/summarize.py"
 
@@ -33,11 +33,11 @@ rule plots:
         },
     log:
         f"{RESULTS}/logs/plots.log",
+    conda:
+        "../../envs/plot.yaml"
     params:
         baseline="none",
         run=RUN,
         device_note=device_note(),
-    conda:
-        "../../envs/plot.yaml"
     script:
         "../scripts/plot.py"

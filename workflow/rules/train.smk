@@ -11,13 +11,13 @@ rule train:
         json=f"{RESULTS}/timings/{{mode}}.json",
     log:
         f"{RESULTS}/logs/train/{{mode}}.log",
+    conda:
+        "../../envs/train.yaml"
+    resources:
+        gpu=1,
     params:
         train=config["train"],
         loader=config["loader"],
         compile=lambda wildcards: compile_settings(wildcards.mode),
-    resources:
-        gpu=1,
-    conda:
-        "../../envs/train.yaml"
     script:
         "../scripts/train.py"
