@@ -34,7 +34,7 @@ if [ ! -e "$data/filelists/all.txt" ]; then
     log "data done"
 fi
 
-if [ ! -e results/dali_alone.csv ] && [ "$(left)" -gt 120 ]; then
+if [ -z "${SKIP_SWEEP:-}" ] && [ ! -e results/dali_alone.csv ] && [ "$(left)" -gt 120 ]; then
     log "DALI alone sweep"
     timeout 120 python3 benchmarks/loader_overhead.py --configfile "$config" --dali-only \
         --threads 4 8 --hw-loads 1 --out results/dali_alone.csv >>"$out/h200.log" 2>&1
