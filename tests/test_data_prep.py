@@ -185,6 +185,31 @@ def test_extract_rejects_unsafe_members(tmp_path, bad_member):
     assert not evil.exists() and not (work / "evil").exists()
 
 
+@pytest.mark.parametrize("data_filter", [True, False], ids=["data-filter", "own-checks-only"])
+@pytest.mark.parametrize(
+    "links",
+    [
+        [("food-101/hardlink", "/etc/passwd", tarfile.LNKTYPE)],
+        [("food-101/up", "..", tarfile.SYMTYPE), ("food-101/up2", "up/..", tarfile.SYMTYPE)],
+        [("food-101/up", "..", tarfile.SYMTYPE), ("food-101/h", "food-101/up/../x", tarfile.LNKTYPE)],
+    ],
+    ids=["absolute-hardlink", "symlink-chain", "hardlink-through-symlink"],
+)
+def test_extract_rejects_links_leading_outside(tmp_path, monkeypatch, data_filter, links):
+    """Links that look inside on paper but lead out through an earlier link; with and without
+    tarfile's data filter (Pythons before 3.11.4 lack it)."""
+    monkeypatch.setattr(extract, "HAS_DATA_FILTER", data_filter)
+    (tmp_path / "x").write_text("outside")
+    members = [(link(name, target, kind), b"") for name, target, kind in links]
+    archive = make_tar(tmp_path / "bad.tar", food101_start() + members)
+    before = sorted(tmp_path.rglob("*"))
+    work = tmp_path / "work"
+    with pytest.raises(PipelineError, match=rf"unsafe member '{re.escape(links[-1][0])}'"):
+        extract.main(archive, work / "food-101")
+    assert list(work.iterdir()) == []
+    assert sorted(p for p in tmp_path.rglob("*") if p != work) == before
+
+
 def test_extract_requires_food101_top_folder(tmp_path):
     archive = make_tar(tmp_path / "other.tar", [(folder("data"), b""), (folder("data/images"), b"")])
     with pytest.raises(PipelineError, match="no top-level food-101/"):

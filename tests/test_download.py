@@ -205,6 +205,40 @@ def test_connection_refused_fails_after_retries(tmp_path):
         download.main(url, tmp_path / "x.tar.gz", PAYLOAD_SHA256, retries=2, **FAST)
 
 
+def test_server_that_never_answers_times_out_after_retries(tmp_path):
+    with socket.socket() as silent:  # accepts connections (the kernel does) but never replies
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/food-101.tar.gz"
+        with pytest.raises(PipelineError, match="after 2 attempts without progress.*timed out") as err:
+            download.main(url, tmp_path / "x.tar.gz", PAYLOAD_SHA256, retries=2,
+                          **{**FAST, "timeout_s": 0.3})
+    assert url in str(err.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_drops_that_make_progress_do_not_use_up_the_retries(server, tmp_path, caplog):
+    """A long download over a flaky link: five drops, two retries allowed, each drop after progress."""
+    server.behaviour.cuts, server.behaviour.cut_after_bytes = 5, MIB // 2
+    out = tmp_path / "food-101.tar.gz"
+    download.main(server.url, out, PAYLOAD_SHA256, retries=2, **FAST)
+    assert out.read_bytes() == PAYLOAD
+    offsets = [int(r[len("bytes="):].rstrip("-")) if r else 0 for r in server.behaviour.ranges]
+    assert len(offsets) == 6 and offsets == sorted(set(offsets))  # each attempt resumed further on
+    assert sum("retry budget reset" in r.getMessage() for r in caplog.records) == 5
+
+
+def test_drops_without_progress_use_up_the_retries(server, tmp_path):
+    """No Range support and a drop at the same byte every time: the part never grows past it."""
+    server.behaviour.honour_range, server.behaviour.cuts = False, 100
+    out = tmp_path / "food-101.tar.gz"
+    with pytest.raises(PipelineError, match="after 3 attempts without progress.*closed early") as err:
+        download.main(server.url, out, PAYLOAD_SHA256, retries=3, **FAST)
+    assert server.url in str(err.value)
+    assert len(server.behaviour.ranges) == 4  # the first attempt made progress (from nothing)
+    assert not out.exists()
+
+
 def test_wrong_sha256_deletes_everything(server, tmp_path):
     corrupt = bytearray(PAYLOAD)
     corrupt[-1] ^= 0xFF

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -14,12 +15,15 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-SCRIPTS = Path(__file__).resolve().parents[1] / "workflow" / "scripts"
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = REPO / "workflow" / "scripts"
+ARTICLE_CSV = REPO / "docs" / "article" / "epoch_times.csv"
 if str(SCRIPTS) not in sys.path:
     sys.path.insert(0, str(SCRIPTS))
 
 import plot  # noqa: E402
 import summarize  # noqa: E402
+import vs_article  # noqa: E402
 from common import PipelineError  # noqa: E402
 
 # ../shared/ARTICLE.md, epoch times in seconds, in the config's mode order.
@@ -83,10 +87,16 @@ def test_summary_numbers_match_the_article(tmp_path):
     summary, _, _, _ = run_summary(tmp_path)
     assert list(summary.index) == list(ARTICLE)
     assert list(summary.columns) == [
-        "epochs", "epoch1_s", "epoch2_s", "epoch3_s", "steady_epoch_s", "compile_overhead_s",
-        "compile_s", "steady_images_per_s", "speedup_vs_none", "peak_gpu_mem_gib", "graph_breaks",
-        "recompiles", "loss_first_epoch", "loss_last_epoch", "loss_falls", "loss_gap_vs_none",
+        "epochs", "repeats", "epoch1_s", "epoch2_s", "epoch3_s", "steady_epoch_s",
+        "steady_epoch_s_min", "steady_epoch_s_max", "compile_overhead_s", "compile_s",
+        "steady_images_per_s", "speedup_vs_none", "speedup_vs_none_min", "speedup_vs_none_max",
+        "peak_gpu_mem_gib", "graph_breaks", "recompiles", "loss_first_epoch", "loss_last_epoch",
+        "loss_falls", "loss_gap_vs_none",
     ]
+    assert summary["repeats"].eq(1).all()
+    # one repeat: every range collapses onto its value
+    assert (summary["steady_epoch_s_min"] == summary["steady_epoch_s"]).all()
+    assert (summary["speedup_vs_none_max"] == summary["speedup_vs_none"]).all()
     expected = {  # mode: (steady, overhead, speedup)
         "none": (141.0, -2.0, 1.0),
         "default": (128.5, 38.5, 141 / 128.5),
@@ -188,7 +198,7 @@ def test_missing_baseline_leaves_speedups_empty(tmp_path):
 def test_single_epoch_has_no_steady_state(tmp_path):
     times = {m: t[:1] for m, t in ARTICLE.items()}
     summary, md, csvs, jsons = run_summary(tmp_path, times)
-    assert list(summary.columns[:3]) == ["epochs", "epoch1_s", "steady_epoch_s"]
+    assert list(summary.columns[:4]) == ["epochs", "repeats", "epoch1_s", "steady_epoch_s"]
     for col in ("steady_epoch_s", "compile_overhead_s", "speedup_vs_none", "steady_images_per_s"):
         assert summary[col].isna().all(), col
     assert summary["loss_falls"].isna().all()  # nothing to compare, not "did not fall"
@@ -226,10 +236,11 @@ def test_snakemake_outputs_must_be_the_fixed_names(tmp_path):
 
 
 def test_real_snakemake_rules(tmp_path):
-    """The repo's summary.smk rules run both scripts through Snakemake's `script:` directive."""
+    """The repo's summary.smk rules run the scripts through Snakemake's `script:` directive."""
     pytest.importorskip("snakemake")
     modes = list(ARTICLE)
     write_run(tmp_path / "results" / "r", ARTICLE)
+    shutil.copytree(REPO / "docs" / "article", tmp_path / "docs" / "article")
     rules = SCRIPTS.parent / "rules" / "summary.smk"
     (tmp_path / "Snakefile").write_text(
         'RUN = "r"\nRESULTS = "results/r"\nPLOTS = ["epoch_times", "speedup", "loss"]\n'
@@ -237,12 +248,167 @@ def test_real_snakemake_rules(tmp_path):
         + "def dataset_note():\n    return 'Food-101 (all split)'\n"
         + "def device_note():\n    return 'resnet50, batch 64, fp16, cuda'\n"
         + f'include: "{rules}"\n'
-        + "rule all:\n    input: 'results/r/summary.md', 'results/r/plots/loss.svg'\n"
+        + "rule all:\n    input: 'results/r/summary.md', 'results/r/plots/loss.svg', "
+        + "'results/r/plots/vs_article.svg'\n"
     )
     subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--quiet", "all"],
                    cwd=tmp_path, check=True)
     md = (tmp_path / "results" / "r" / "summary.md").read_text()
     assert "| reduce-overhead | 150.0 | 116.0 | 117.0 | 116.5 | 33.5 | 1.21x |" in md
+    assert "| reduce-overhead | 1.21x | 1.21x |" in md  # the article's own numbers, both sides
     assert sorted(p.name for p in (tmp_path / "results" / "r" / "plots").iterdir()) == sorted(
-        plot.OUTPUT_NAMES
+        plot.OUTPUT_NAMES + ["vs_article.png", "vs_article.svg"]
     )
+
+
+# ---------------------------------------------------------------- repeats and the article
+# A second repeat of the article's run: eager 2 s slower, reduce-overhead 3 s faster (steady state).
+REPEAT_2 = {
+    "none": [140, 143, 143],
+    "default": [160, 129, 128],
+    "reduce-overhead": [148, 113, 114],
+    "max-autotune": [170, 121, 121],
+}
+
+
+def write_repeat(folder: Path, times: dict[str, list[float]], repeat: int):
+    """timings/<mode>.rep<N>.csv and .json, named as the train_repeat rule names them."""
+    csvs, jsons = write_run(folder / f"rep{repeat}", times)
+    renamed = []
+    for path in [*csvs, *jsons]:
+        target = folder / "timings" / f"{path.stem}.rep{repeat}{path.suffix}"
+        path.replace(target)
+        renamed.append(target)
+    return renamed[: len(csvs)], renamed[len(csvs):]
+
+
+def run_repeats(tmp_path: Path):
+    csvs, jsons = write_run(tmp_path, ARTICLE)
+    csvs2, jsons2 = write_repeat(tmp_path, REPEAT_2, 2)
+    paths = {"csv": tmp_path / "summary.csv", "md": tmp_path / "summary.md",
+             "repeats": tmp_path / "repeats.csv"}
+    summarize.main(csvs + csvs2, jsons + jsons2, paths["csv"], paths["md"], run_name="article",
+                   repeats_csv=paths["repeats"])
+    return paths, csvs + csvs2, jsons + jsons2
+
+
+def test_repeats_give_medians_and_ranges(tmp_path):
+    paths, _, _ = run_repeats(tmp_path)
+    summary = pd.read_csv(paths["csv"]).set_index("mode")
+    assert summary["repeats"].eq(2).all()
+    ro = summary.loc["reduce-overhead"]
+    assert ro["epoch1_s"] == pytest.approx(149.0)
+    assert (ro["steady_epoch_s"], ro["steady_epoch_s_min"], ro["steady_epoch_s_max"]) == (
+        pytest.approx(115.0), pytest.approx(113.5), pytest.approx(116.5))
+    assert ro["compile_overhead_s"] == pytest.approx(34.0)  # median of 33.5 and 34.5
+    # ratio of medians; the range pairs every eager repeat (141, 143) with every mode repeat
+    assert ro["speedup_vs_none"] == pytest.approx(142 / 115)
+    assert ro["speedup_vs_none_min"] == pytest.approx(141 / 116.5)
+    assert ro["speedup_vs_none_max"] == pytest.approx(143 / 113.5)
+    assert summary.loc["none", "speedup_vs_none_min"] == pytest.approx(141 / 143)
+
+    jobs = pd.read_csv(paths["repeats"])
+    assert list(jobs.columns[:3]) == ["mode", "repeat", "epochs"]
+    assert sorted(zip(jobs["mode"], jobs["repeat"])) == sorted((m, r) for m in ARTICLE for r in (1, 2))
+    row = jobs[(jobs["mode"] == "reduce-overhead") & (jobs["repeat"] == 2)].iloc[0]
+    assert row["steady_epoch_s"] == pytest.approx(113.5)
+    assert row["speedup_vs_none"] == pytest.approx(142 / 113.5)  # against the eager median
+
+
+def test_repeats_in_markdown(tmp_path):
+    paths, _, _ = run_repeats(tmp_path)
+    md = paths["md"].read_text()
+    assert "Each mode ran 2 times (train.repeats)" in md
+    assert "| mode | epoch 1 | epoch 2 | epoch 3 | steady (min–max) | compile overhead | " \
+           "speedup vs none (min–max) |" in md
+    assert "| reduce-overhead | 149.0 | 114.5 | 115.5 | 115.0 (113.5–116.5) | 34.0 | " \
+           "1.23x (1.21–1.26x) |" in md
+    assert "its speedup ranges 1.21–1.26x, which lies above 1.00x" in md
+    assert "Repeats of one mode differ by up to 2.6% in steady epoch time (reduce-overhead" in md
+
+
+def test_a_range_that_includes_one_is_called_noise():
+    row = {"s": 1.02, "s_min": 0.97, "s_max": 1.07}
+    assert "includes 1.00x, so this difference is within the noise" in summarize._range_verdict(row, "s")
+
+
+def test_mismatched_repeat_files_fail(tmp_path):
+    csvs, jsons = write_run(tmp_path, ARTICLE)
+    csvs2, _ = write_repeat(tmp_path, REPEAT_2, 2)
+    with pytest.raises(PipelineError, match="no timing JSON for mode 'none' repeat 2"):
+        summarize.main(csvs + csvs2, jsons, tmp_path / "s.csv", tmp_path / "s.md", run_name="x")
+
+
+def test_read_article():
+    times, setup = summarize.read_article(ARTICLE_CSV)
+    assert len(times) == 12 and set(times["mode"]) == set(ARTICLE)
+    assert (setup["gpu"], setup["torch"], setup["batch_size"]) == ("GeForce RTX 3090", "2.1.0", "64")
+    speedups = summarize.article_speedups(times, "none")
+    assert speedups.loc["default", "article_speedup"] == pytest.approx(141 / 128.5)
+    assert speedups.loc["max-autotune", "article_steady_epoch_s"] == pytest.approx(121)
+
+
+def test_article_comparison_in_markdown(tmp_path):
+    csvs, jsons = write_run(tmp_path, ARTICLE)
+    summarize.main(csvs, jsons, tmp_path / "s.csv", tmp_path / "s.md", run_name="x",
+                   article_csv=ARTICLE_CSV)
+    md = (tmp_path / "s.md").read_text()
+    assert "## Compared with the article" in md
+    assert "in this run (a CUDA GPU, PyTorch 2.1.0) and in the article (GeForce RTX 3090, PyTorch 2.1.0" in md
+    assert "| default | 1.10x | 1.10x |" in md
+    assert "the fastest here is reduce-overhead (1.21x) and in the article reduce-overhead (1.21x), " \
+           "the same mode" in md
+    assert "default +0.00x, reduce-overhead +0.00x, max-autotune +0.00x" in md
+    assert "not expected to match" not in md
+
+
+def test_article_comparison_names_what_differs(tmp_path):
+    times = {**ARTICLE, "max-autotune-no-cudagraphs": [150, 120, 120]}
+    csvs, jsons = write_run(tmp_path, times)
+    for path in jsons:
+        meta = json.loads(path.read_text())
+        meta.update(device="cpu", versions={"torch": "2.14.1", "cpu": "Xeon"},
+                    train={"model": "resnet18", "image_size": 224, "batch_size": 8, "epochs": 3})
+        path.write_text(json.dumps(meta))
+    summarize.main(csvs, jsons, tmp_path / "s.csv", tmp_path / "s.md", run_name="x",
+                   article_csv=ARTICLE_CSV)
+    md = (tmp_path / "s.md").read_text()
+    assert "in this run (CPU (Xeon), PyTorch 2.14.1)" in md
+    assert "| max-autotune-no-cudagraphs | 1.18x | not measured |" in md
+    assert ("not expected to match: this run trained on the CPU, the article on a GPU, and the "
+            "protocol differs (model resnet18 vs resnet50; batch_size 8 vs 64)") in md
+
+
+def _valid_plot_files(paths):
+    for path in paths:
+        if path.suffix == ".png":
+            with Image.open(path) as img:
+                img.verify()
+        else:
+            assert ET.parse(path).getroot().tag.endswith("svg")
+
+
+@pytest.mark.parametrize("repeats", [1, 2])
+def test_vs_article_plot(tmp_path, repeats):
+    if repeats == 1:
+        _, _, _, jsons = run_summary(tmp_path)
+    else:
+        _, _, jsons = run_repeats(tmp_path)
+    written = vs_article.main(tmp_path / "summary.csv", ARTICLE_CSV, jsons, tmp_path / "plots",
+                              run_name="article")
+    assert sorted(p.name for p in written) == ["vs_article.png", "vs_article.svg"]
+    _valid_plot_files(written)
+    assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == sorted(p.name for p in written)
+    table = vs_article.comparison_table(pd.read_csv(tmp_path / "summary.csv"),
+                                        summarize.read_article(ARTICLE_CSV)[0], "none")
+    assert table.set_index("mode").loc["default", "article"] == pytest.approx(141 / 128.5)
+
+
+def test_plots_show_the_spread_of_repeats(tmp_path):
+    paths, csvs, jsons = run_repeats(tmp_path)
+    written = plot.main(paths["csv"], csvs, tmp_path / "plots", run_name="article",
+                        timing_jsons=jsons, repeats_csv=paths["repeats"])
+    assert sorted(p.name for p in written) == sorted(plot.OUTPUT_NAMES)
+    _valid_plot_files(written)
+    svg = (tmp_path / "plots" / "speedup.svg").read_text()
+    assert "whiskers: every pair of repeats" in svg

@@ -92,7 +92,9 @@ def test_eager_with_dali_writes_one_row_per_epoch(dataset, tmp_path):
         assert int(row["images"]) == 6 * (40 // 6)
         assert float(row["epoch_s"]) > 0
         assert np.isfinite(float(row["loss_mean"]))
-        assert float(row["images_per_s"]) == pytest.approx(int(row["images"]) / float(row["epoch_s"]), rel=1e-3)
+        # images_per_s is rounded to 0.01: on a slow, busy CPU that is more than 0.1 % of it
+        rate = int(row["images"]) / float(row["epoch_s"])
+        assert float(row["images_per_s"]) == pytest.approx(rate, rel=1e-3, abs=0.006)
     saved = json.loads((tmp_path / "none.json").read_text())
     assert saved["compile"] is None and saved["graphs_compiled"] == 0
     assert saved["device"] == "cpu" and saved["peak_gpu_mem_gib"] is None

@@ -22,10 +22,12 @@ import make_synthetic
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-COPIED = ["Snakefile", "config.yaml", "configs", "workflow", "envs", "profiles"]
+COPIED = ["Snakefile", "config.yaml", "configs", "workflow", "envs", "profiles", "docs", "requirements.txt"]
 MODES = ["none", "default", "reduce-overhead", "max-autotune"]
 
 pytestmark = pytest.mark.slow
+# What any change to the training jobs reruns after them.
+AFTER_TRAINING = {"summary": 1, "plots": 1, "vs_article": 1, "provenance": 1, "all": 1}
 
 
 def copy_workflow(dest: Path) -> Path:
@@ -100,9 +102,11 @@ def test_downloaded_archive_runs_end_to_end(downloaded_run):
     assert [r["mode"] for r in summary] == MODES
     assert float(summary[0]["speedup_vs_none"]) == pytest.approx(1.0)
     assert "reduce-overhead" in (results / "summary.md").read_text()
-    for plot in ["epoch_times", "speedup", "loss"]:
+    for plot in ["epoch_times", "speedup", "loss", "vs_article"]:
         for ext in ["png", "svg"]:
             assert (results / "plots" / f"{plot}.{ext}").stat().st_size > 1000
+    assert [r["repeat"] for r in read_csv(results / "repeats.csv")] == ["1"] * 4
+    assert (results / "provenance.json").exists() and (results / "config.yaml").exists()
 
 
 def test_nothing_reruns_when_nothing_changed(downloaded_run):
@@ -115,7 +119,7 @@ def test_adding_a_mode_runs_only_that_mode(downloaded_run):
     (downloaded_run / "more.yaml").write_text(yaml.safe_dump(config))
     # the mode lists are merged: the four defaults stay, one is added
     jobs = planned_jobs(downloaded_run, "configs/smoke.yaml", "more.yaml")
-    assert jobs == {"train": 1, "summary": 1, "plots": 1, "all": 1}
+    assert jobs == {"train": 1, **AFTER_TRAINING}
 
 
 def test_changing_one_mode_reruns_only_that_mode(downloaded_run):
@@ -123,10 +127,11 @@ def test_changing_one_mode_reruns_only_that_mode(downloaded_run):
     config["modes"] = {"default": {"mode": "default", "fullgraph": True}}
     (downloaded_run / "changed.yaml").write_text(yaml.safe_dump(config))
     done = snakemake(downloaded_run, "-n", "--configfile", "configs/smoke.yaml", "changed.yaml")
-    assert "timings/default.csv" in done.stdout
-    assert "timings/none.csv" not in done.stdout
+    # as a job's output: every mode's file is also listed as the summary's input
+    assert "output: results/http/timings/default.csv" in done.stdout
+    assert "output: results/http/timings/none.csv" not in done.stdout
     assert planned_jobs(downloaded_run, "configs/smoke.yaml", "changed.yaml") == {
-        "train": 1, "summary": 1, "plots": 1, "all": 1}
+        "train": 1, **AFTER_TRAINING}
 
 
 def test_changing_a_training_setting_reruns_every_mode(downloaded_run):
@@ -134,7 +139,18 @@ def test_changing_a_training_setting_reruns_every_mode(downloaded_run):
     config["train"] = {"epochs": 3}
     (downloaded_run / "epochs.yaml").write_text(yaml.safe_dump(config))
     jobs = planned_jobs(downloaded_run, "configs/smoke.yaml", "epochs.yaml")
-    assert jobs == {"train": 4, "summary": 1, "plots": 1, "all": 1}
+    assert jobs == {"train": 4, **AFTER_TRAINING}
+
+
+def test_more_repeats_run_only_the_new_repeats(downloaded_run):
+    """Repeat 1 keeps its names and is not rerun: `repeats` is not part of a training job's params."""
+    config = yaml.safe_load((downloaded_run / "http.yaml").read_text())
+    config["train"] = {"repeats": 3}
+    (downloaded_run / "repeats.yaml").write_text(yaml.safe_dump(config))
+    done = snakemake(downloaded_run, "-n", "--configfile", "configs/smoke.yaml", "repeats.yaml")
+    assert "timings/default.rep3.csv" in done.stdout
+    jobs = planned_jobs(downloaded_run, "configs/smoke.yaml", "repeats.yaml")
+    assert jobs == {"train_repeat": 8, **AFTER_TRAINING}
 
 
 def test_quick_start_smoke_config(tmp_path):

@@ -25,7 +25,8 @@ else:
             f"{DATA}/logs/make_synthetic.log",
         conda:
             "../../envs/data.yaml"
-        threads: workflow.cores
+        # a function, read per job: commands without --cores (--report) still load
+        threads: lambda wildcards: workflow.cores
         params:
             synthetic=config["dataset"]["synthetic"],
         script:
@@ -56,7 +57,8 @@ rule filelists:
         f"{DATA}/logs/filelists.log",
     conda:
         "../../envs/data.yaml"
-    threads: workflow.cores
+    # a function, read per job: commands without --cores (--report) still load
+    threads: lambda wildcards: workflow.cores
     params:
         on_bad_image=config["dataset"]["on_bad_image"],
     script:

@@ -15,6 +15,13 @@ class PipelineError(RuntimeError):
     """A problem with the user's input or environment, reported without a traceback's noise."""
 
 
+def repeat_of(path: str | os.PathLike) -> int:
+    """Which repeat of its mode a timing file holds, from the train rules' file names:
+    `<mode>.csv` (or .json) is repeat 1, `<mode>.rep3.csv` repeat 3."""
+    head, _, number = Path(path).stem.rpartition(".rep")
+    return int(number) if head and number.isdigit() else 1
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside `path`; it replaces `path` only if the block succeeds.
@@ -47,8 +54,8 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", **kwargs) -> Iterator
 def snakemake_log(snakemake) -> Iterator[None]:
     """Send stdout, stderr and `logging` of a script run by Snakemake to the rule's log file.
 
-    Errors are logged with their message (and a traceback for unexpected ones), then re-raised so
-    the rule fails loudly.
+    Errors are logged with their message (and a traceback for unexpected ones) and the rule fails;
+    a PipelineError's message is also printed on Snakemake's terminal, without a traceback.
     """
     log_path = snakemake.log[0] if snakemake.log else None
     if log_path is None:
@@ -65,7 +72,8 @@ def snakemake_log(snakemake) -> Iterator[None]:
             yield
         except PipelineError as err:
             logging.error("%s", err)
-            raise
+            print(f"PipelineError: {err}", file=old_err, flush=True)
+            raise SystemExit(1) from None
         except BaseException:
             logging.exception("job failed")
             raise
@@ -76,3 +84,10 @@ def snakemake_log(snakemake) -> Iterator[None]:
 def setup_cli_logging() -> None:
     """Logging for a script run from the command line."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+
+
+def warn_user(message: str) -> None:
+    """Log a warning; under Snakemake (log sent to a file) also print it on Snakemake's terminal."""
+    logging.warning("%s", message)
+    if sys.__stderr__ is not None and sys.stderr is not sys.__stderr__:
+        print(f"WARNING: {message}", file=sys.__stderr__, flush=True)

@@ -66,20 +66,36 @@ def _check_existing(url: str, output: Path, sha256: str) -> None:
 def _download_with_retries(
     url: str, part: Path, sha256: str, retries: int, timeout_s: float, backoff_s: float, progress: bool
 ) -> int | None:
-    """Fetch into `part` until complete; returns the size the server announced (None if it did not)."""
-    last_error: _Retryable | None = None
-    for attempt in range(max(retries, 1)):
-        if attempt:
-            delay_s = backoff_s * 2 ** (attempt - 1)
-            log.warning(
-                "attempt %d/%d failed (%s); retrying in %.2f s", attempt, retries, last_error, delay_s
-            )
-            time.sleep(delay_s)
+    """Fetch into `part` until complete; returns the size the server announced (None if it did not).
+
+    `retries` bounds the failed attempts in a row that added nothing to the part file: a 5 GB
+    download that drops every few minutes keeps resuming, a server that keeps failing is given up on.
+    """
+    failures = 0
+    while True:
+        size_before = _part_size(part)
         try:
             return _fetch_once(url, part, sha256, timeout_s, progress)
         except _Retryable as err:
             last_error = err
-    raise PipelineError(f"download of {url} failed after {retries} attempts; last error: {last_error}")
+        if _part_size(part) > size_before:
+            failures = 0
+            log.warning("connection lost (%s) after progress: %d bytes so far; resuming, retry budget reset",
+                        last_error, _part_size(part))
+            time.sleep(backoff_s)
+            continue
+        failures += 1
+        if failures >= max(retries, 1):
+            raise PipelineError(
+                f"download of {url} failed after {failures} attempts without progress; last error: {last_error}"
+            )
+        delay_s = backoff_s * 2 ** (failures - 1)
+        log.warning("attempt %d/%d failed (%s); retrying in %.2f s", failures, retries, last_error, delay_s)
+        time.sleep(delay_s)
+
+
+def _part_size(part: Path) -> int:
+    return part.stat().st_size if part.exists() else 0
 
 
 def _fetch_once(url: str, part: Path, sha256: str, timeout_s: float, progress: bool) -> int | None:
@@ -208,7 +224,8 @@ def _cli() -> None:
     parser.add_argument("url")
     parser.add_argument("output")
     parser.add_argument("--sha256", required=True, help="expected sha256 of the whole file (hex)")
-    parser.add_argument("--retries", type=int, default=5, help="attempts before giving up")
+    parser.add_argument("--retries", type=int, default=5,
+                        help="failed attempts in a row without progress before giving up")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds without data, then retry")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     args = parser.parse_args()

@@ -46,6 +46,22 @@ def unsafe_reason(member: tarfile.TarInfo) -> str | None:
     return None
 
 
+def resolved_link_reason(member: tarfile.TarInfo, target: Path) -> str | None:
+    """Why a link leaves `target` once resolved through links extracted before it, else None.
+
+    `a -> ..` then `b -> a/..` looks inside on paper but leads out; tarfile's data filter catches
+    this too, where the Python has it.
+    """
+    if not (member.issym() or member.islnk()):
+        return None
+    base = target / posixpath.dirname(member.name) if member.issym() else target
+    root = os.path.realpath(target)
+    if os.path.commonpath([root, os.path.realpath(base / member.linkname)]) != root:
+        kind = "symlink" if member.issym() else "hard link"
+        return f"is a {kind} leading outside the target through other links ({member.linkname})"
+    return None
+
+
 def extract_members(archive: Path, target: Path) -> int:
     """Check and extract each member in one pass over the archive; return the member count.
 
@@ -56,7 +72,7 @@ def extract_members(archive: Path, target: Path) -> int:
     try:
         with tarfile.open(archive, "r:*") as tar:
             for member in tqdm(tar, unit="file", desc="extracting", file=sys.stderr):
-                reason = unsafe_reason(member)
+                reason = unsafe_reason(member) or resolved_link_reason(member, target)
                 if reason:
                     raise PipelineError(f"{archive}: unsafe member {member.name!r} {reason}")
                 if posixpath.normpath(member.name).split("/")[0] != TOP_FOLDER:

@@ -14,7 +14,7 @@ from pathlib import Path
 from PIL import Image
 from tqdm import tqdm
 
-from common import PipelineError, atomic_write, setup_cli_logging, snakemake_log
+from common import PipelineError, atomic_write, setup_cli_logging, snakemake_log, warn_user
 
 SPLITS = ("train", "test")
 ON_BAD_IMAGE = ("fail", "exclude")
@@ -161,8 +161,6 @@ def handle_bad_images(root: Path, bad: dict[str, str], on_bad_image: str) -> lis
             f"{len(bad)} unreadable images under {root / 'images'} "
             f"(on_bad_image: exclude would skip them): {first_names(lines)}"
         )
-    if bad:
-        logging.warning("excluding %d unreadable images from the file lists", len(bad))
     return [{"path": name, "reason": problem} for name, problem in sorted(relative.items())]
 
 
@@ -219,6 +217,9 @@ def main(
         "excluded": excluded_rows,
     }
     write_outputs(out_dir, lists, classes, report)
+    if excluded_rows:
+        warn_user(f"excluded {len(excluded_rows)} unreadable images from the file lists "
+                  f"(on_bad_image: exclude); names and reasons in {out_dir / 'report.json'}")
     logging.info("%d classes; images: %s; excluded: %d", len(classes), report["counts"], len(excluded_rows))
 
 

@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from common import PipelineError, atomic_path, setup_cli_logging, snakemake_log  # noqa: E402
+from common import PipelineError, atomic_path, repeat_of, setup_cli_logging, snakemake_log  # noqa: E402
 
 # The files main() writes in out_dir; a Snakemake rule lists exactly these as its outputs.
 OUTPUT_NAMES = [
@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 # ---------------------------------------------------------------- inputs
 def read_epoch_times(timing_csvs: list) -> tuple[pd.DataFrame, list[str]]:
-    """Long table (mode, epoch, epoch_s, steps) and the modes in the order the CSVs were given."""
+    """Long table (mode, repeat, epoch, epoch_s, steps) and the modes in the order the CSVs were given."""
     frames, order = [], []
     for path in timing_csvs:
         df = pd.read_csv(path)
@@ -35,12 +35,14 @@ def read_epoch_times(timing_csvs: list) -> tuple[pd.DataFrame, list[str]]:
         if missing:
             raise PipelineError(f"{path}: missing column(s) {', '.join(missing)}")
         order.extend(m for m in df["mode"].astype(str).unique() if m not in order)
-        frames.append(df[["mode", "epoch", "epoch_s", "steps"]].astype({"mode": str, "epoch": int}))
-    return pd.concat(frames, ignore_index=True).sort_values(["mode", "epoch"], kind="stable"), order
+        df = df[["mode", "epoch", "epoch_s", "steps"]].astype({"mode": str, "epoch": int})
+        frames.append(df.assign(repeat=repeat_of(path)))
+    times = pd.concat(frames, ignore_index=True)
+    return times.sort_values(["mode", "repeat", "epoch"], kind="stable"), order
 
 
 def read_loss_curves(timing_jsons: list | None) -> tuple[pd.DataFrame, list[str]]:
-    """Long table (mode, step, loss) from the JSONs' loss_curve, and the devices the modes ran on."""
+    """Long table (mode, repeat, step, loss) from the JSONs' loss_curve, and the devices they ran on."""
     rows, devices = [], []
     for path in timing_jsons or []:
         try:
@@ -54,8 +56,9 @@ def read_loss_curves(timing_jsons: list | None) -> tuple[pd.DataFrame, list[str]
         steps, losses = curve.get("step") or [], curve.get("loss") or []
         if len(steps) != len(losses):
             raise PipelineError(f"{path}: loss_curve has {len(steps)} steps but {len(losses)} losses")
-        rows.extend({"mode": mode, "step": s, "loss": v} for s, v in zip(steps, losses))
-    return pd.DataFrame(rows, columns=["mode", "step", "loss"]), devices
+        repeat = repeat_of(path)
+        rows.extend({"mode": mode, "repeat": repeat, "step": s, "loss": v} for s, v in zip(steps, losses))
+    return pd.DataFrame(rows, columns=["mode", "repeat", "step", "loss"]), devices
 
 
 BASELINE_COLOUR = (0.35, 0.35, 0.35)
@@ -92,9 +95,12 @@ def _empty(ax, message: str) -> None:
 
 def epoch_times_figure(times: pd.DataFrame, order: list[str], baseline: str, context: str):
     n_epochs = times["epoch"].nunique()
+    repeated = times.groupby(["mode", "epoch"])["epoch_s"].size().max() > 1
     fig, ax = plt.subplots(figsize=(max(7.0, 1.0 + 0.7 * n_epochs * len(order)), 5.0))
+    # Several repeats: the bar is their median and the whisker their full range (percentile 100).
     sns.barplot(data=times, x="mode", y="epoch_s", hue="epoch", order=order,
-                palette=sns.color_palette("Blues_d", n_colors=n_epochs), ax=ax, errorbar=None)
+                palette=sns.color_palette("Blues_d", n_colors=n_epochs), ax=ax, estimator="median",
+                errorbar=("pi", 100) if repeated else None, err_kws={"linewidth": 1.2}, capsize=0.15)
     for container in ax.containers:
         ax.bar_label(container, fmt="%.1f", padding=2, fontsize=8,
                      bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
@@ -103,14 +109,31 @@ def epoch_times_figure(times: pd.DataFrame, order: list[str], baseline: str, con
     ax.set_ylabel("epoch time (s)")
     ax.margins(y=0.12)
     ax.legend(title="epoch", loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    spread = "; bars: median of repeats, whiskers: min–max" if repeated else ""
     _titles(fig, ax, "Epoch time per torch.compile mode", context,
-            "epoch 1 includes compilation; epochs 2..N are the steady state; lower is better")
+            f"epoch 1 includes compilation; epochs 2..N are the steady state; lower is better{spread}")
     sns.despine(fig)
     fig.tight_layout()
     return fig
 
 
-def speedup_figure(summary: pd.DataFrame, order: list[str], baseline: str, context: str):
+def _speedup_spread(ax, data: pd.DataFrame, jobs: pd.DataFrame | None, order: list[str], col: str) -> bool:
+    """Whiskers from the summary's min-max and a dot per repeat; False (nothing drawn) with one repeat."""
+    if f"{col}_min" not in data or not (data[f"{col}_max"] - data[f"{col}_min"]).fillna(0).gt(0).any():
+        return False
+    x = list(range(len(order)))
+    ax.errorbar(x, data[col], yerr=[data[col] - data[f"{col}_min"], data[f"{col}_max"] - data[col]],
+                fmt="none", ecolor="0.15", elinewidth=1.2, capsize=5, zorder=4)
+    if jobs is not None and col in jobs:
+        position = {mode: i for i, mode in enumerate(order)}
+        dots = jobs[jobs["mode"].isin(position)]
+        ax.scatter([position[m] + 0.12 for m in dots["mode"]], dots[col], s=14, color="0.15",
+                   zorder=5, label="one repeat")
+    return True
+
+
+def speedup_figure(summary: pd.DataFrame, order: list[str], baseline: str, context: str,
+                   jobs: pd.DataFrame | None = None):
     col = f"speedup_vs_{baseline}"
     fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(order) + 2), 4.8))
     data = summary.set_index("mode").reindex(order).reset_index()
@@ -123,15 +146,22 @@ def speedup_figure(summary: pd.DataFrame, order: list[str], baseline: str, conte
         palette = mode_palette(order, baseline)
         sns.barplot(data=data, x="mode", y=col, order=order, hue="mode", hue_order=order,
                     palette=palette, legend=False, ax=ax)
-        for container in ax.containers:
+        bars = list(ax.containers)
+        spread = _speedup_spread(ax, data, jobs, order, col)
+        for container in bars:
+            # With whiskers on top, the value goes inside the bar.
             ax.bar_label(container, labels=[f"{v:.2f}x" for v in container.datavalues],
-                         padding=2, fontsize=9,
+                         padding=2, fontsize=9, label_type="center" if spread else "edge",
                          bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
         ax.axhline(1.0, color="0.15", linestyle="--", linewidth=1.2, zorder=3)
         # Beside the axes, so it never sits on a bar.
         ax.annotate("eager", xy=(1.0, 1.0), xycoords=("axes fraction", "data"), xytext=(4, 0),
                     textcoords="offset points", ha="left", va="center", fontsize=10, color="0.15")
-        ax.set_ylim(0, max(1.0, data[col].max()) * 1.15)
+        if spread:
+            subtitle += ("\nbars: ratio of median times; whiskers: every pair of repeats; "
+                         "dots: each repeat")
+        top = data[f"{col}_max"].max() if f"{col}_max" in data else data[col].max()
+        ax.set_ylim(0, max(1.0, top) * 1.15)
         ax.set_xticks(range(len(order)), [tick_label(m, baseline) for m in order])
         ax.set_xlabel("torch.compile mode")
         ax.set_ylabel(f"speedup vs {baseline} (×, steady state)")
@@ -152,12 +182,14 @@ def loss_figure(curves: pd.DataFrame, epoch_steps: list[int], order: list[str], 
         present += [m for m in curves["mode"].unique() if m not in present]
         palette = mode_palette(present, baseline)
         # Eager last and dashed, so the reference stays visible on top of curves that match it.
+        # Every repeat of a mode is drawn in the mode's colour.
         for mode in sorted(present, key=lambda m: m == baseline):
-            curve = curves[curves["mode"] == mode].sort_values("step")
             is_base = mode == baseline
-            ax.plot(curve["step"], curve["loss"], color=palette[mode],
-                    linestyle=(0, (5, 3)) if is_base else "-", linewidth=2.0 if is_base else 1.6,
-                    label=f"{mode} (eager)" if is_base else mode, zorder=3 if is_base else 2)
+            for _, curve in curves[curves["mode"] == mode].groupby("repeat"):
+                curve = curve.sort_values("step")
+                ax.plot(curve["step"], curve["loss"], color=palette[mode],
+                        linestyle=(0, (5, 3)) if is_base else "-", linewidth=2.0 if is_base else 1.6,
+                        label=f"{mode} (eager)" if is_base else mode, zorder=3 if is_base else 2)
         _epoch_boundaries(ax, epoch_steps, curves["step"].max())
         handles, labels = ax.get_legend_handles_labels()
         by_label = dict(zip(labels, handles))
@@ -201,20 +233,22 @@ def save(fig, out_dir: Path, name: str) -> list[Path]:
 
 # ---------------------------------------------------------------- entry
 def main(summary_csv, timing_csvs: list, out_dir, *, run_name: str, baseline: str = "none",
-         device_note: str = "", timing_jsons: list | None = None) -> list[Path]:
+         device_note: str = "", timing_jsons: list | None = None, repeats_csv=None) -> list[Path]:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = pd.read_csv(summary_csv).astype({"mode": str})
+    jobs = pd.read_csv(repeats_csv).astype({"mode": str}) if repeats_csv is not None else None
     times, order = read_epoch_times(list(timing_csvs))
     curves, devices = read_loss_curves(timing_jsons)
-    # The first mode's step counts per epoch mark epoch starts on the loss plot.
-    epoch_steps = times[times["mode"] == order[0]]["steps"].astype(int).tolist()
+    # The first job's step counts per epoch mark epoch starts on the loss plot.
+    first = times[(times["mode"] == order[0]) & (times["repeat"] == times["repeat"].min())]
+    epoch_steps = first["steps"].astype(int).tolist()
     context = _context(run_name, device_note or "/".join(devices))
     sns.set_theme(style="whitegrid", context="notebook")
     plt.rcParams["svg.hashsalt"] = "torch-compile-bench"  # stable SVG ids across runs
     written = []
     written += save(epoch_times_figure(times, order, baseline, context), out_dir, "epoch_times")
-    written += save(speedup_figure(summary, order, baseline, context), out_dir, "speedup")
+    written += save(speedup_figure(summary, order, baseline, context, jobs), out_dir, "speedup")
     written += save(loss_figure(curves, epoch_steps, order, baseline, context), out_dir, "loss")
     log.info("wrote %s", ", ".join(str(p) for p in written))
     return written
@@ -236,6 +270,7 @@ def _cli() -> None:
     parser.add_argument("--summary", required=True, help="results/<run>/summary.csv")
     parser.add_argument("--csv", nargs="+", required=True, help="timing CSVs, in plot order")
     parser.add_argument("--json", nargs="*", default=None, help="timing JSONs (loss curves)")
+    parser.add_argument("--repeats", default=None, help="results/<run>/repeats.csv (spread)")
     parser.add_argument("--out-dir", required=True)
     parser.add_argument("--run", required=True)
     parser.add_argument("--baseline", default="none")
@@ -243,7 +278,7 @@ def _cli() -> None:
     args = parser.parse_args()
     try:
         main(args.summary, args.csv, args.out_dir, run_name=args.run, baseline=args.baseline,
-             device_note=args.device_note, timing_jsons=args.json)
+             device_note=args.device_note, timing_jsons=args.json, repeats_csv=args.repeats)
     except PipelineError as err:
         raise SystemExit(f"error: {err}") from None
 
@@ -259,6 +294,7 @@ if __name__ == "__main__":
                 baseline=snakemake.params.baseline,  # noqa: F821
                 device_note=getattr(snakemake.params, "device_note", ""),  # noqa: F821
                 timing_jsons=list(snakemake.input.json),  # noqa: F821
+                repeats_csv=snakemake.input.repeats,  # noqa: F821
             )
     else:
         setup_cli_logging()

@@ -1,17 +1,19 @@
-"""What software and hardware a measurement ran on: versions, GPU, driver, CPU, other GPU users."""
+"""What software and hardware a measurement ran on: versions, GPU, driver, CPU, other GPU users,
+installed Python packages and the state of the workflow's git checkout."""
 
 
+import importlib.metadata
 import os
 import platform
 import shutil
 import subprocess
 
 
-def _run(command: list[str]) -> str | None:
+def _run(command: list[str], cwd=None) -> str | None:
     if shutil.which(command[0]) is None:
         return None
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=True)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=True, cwd=cwd)
     except (subprocess.SubprocessError, OSError):
         return None
     return done.stdout.strip()
@@ -69,3 +71,27 @@ def versions() -> dict:
         "os": platform.platform(),
         "hostname": platform.node(),
     }
+
+
+def installed_packages() -> dict[str, str]:
+    """{distribution: version} of every Python package installed in this interpreter, by name."""
+    packages = {}
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:
+            packages[name] = dist.version
+    return dict(sorted(packages.items(), key=lambda item: item[0].lower()))
+
+
+def git_state(path) -> dict:
+    """Commit and dirty flag of the git checkout holding `path`; "unknown" outside one (or without git).
+
+    Dirty means tracked files differ from the commit, or untracked files that git does not ignore
+    exist: either way the code that ran is not exactly the commit's.
+    """
+    commit = _run(["git", "rev-parse", "HEAD"], cwd=path)
+    status = _run(["git", "status", "--porcelain"], cwd=path) if commit else None
+    if not commit or status is None:
+        return {"commit": "unknown", "dirty": "unknown", "changed_files": []}
+    changed = [line.split(maxsplit=1)[1] for line in status.splitlines() if line.strip()]
+    return {"commit": commit, "dirty": bool(changed), "changed_files": changed}

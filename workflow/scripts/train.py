@@ -7,10 +7,13 @@ uses a fused optimizer that reads the scaler's inf flag on the GPU), so what is 
 
 import argparse
 import csv
+import ctypes
+import importlib.metadata
 import json
 import logging
 import math
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +24,8 @@ import torch.nn.functional as F
 import torchvision
 from tqdm import tqdm
 
-from common import PipelineError, atomic_write, setup_cli_logging, snakemake_log
-from sysinfo import gpu_other_processes, versions
+from common import PipelineError, atomic_write, setup_cli_logging, snakemake_log, warn_user
+from sysinfo import gpu_driver, gpu_other_processes, versions
 
 log = logging.getLogger("train")
 
@@ -39,12 +42,78 @@ def check_device(device: str) -> torch.device:
     """Fail before anything is built when the configured device is not there."""
     if device == "cuda" and not torch.cuda.is_available():
         raise PipelineError(
-            "train.device is 'cuda' but PyTorch sees no CUDA GPU "
-            f"(torch {torch.__version__}, built for CUDA {torch.version.cuda}). "
+            f"train.device is 'cuda' but PyTorch sees no CUDA GPU (torch {torch.__version__}; "
+            f"{torch_driver_note(torch.version.cuda, driver_cuda_version())}). "
             "On a machine without a GPU run the smoke config: "
             "snakemake --cores 1 --configfile configs/smoke.yaml (or set train.device: cpu)."
         )
     return torch.device(device)
+
+
+def driver_cuda_version() -> tuple[int, int] | None:
+    """Newest CUDA version the installed NVIDIA driver supports (cuDriverGetVersion); None without one."""
+    try:
+        libcuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None
+    version = ctypes.c_int()
+    if libcuda.cuDriverGetVersion(ctypes.byref(version)) != 0:
+        return None
+    return version.value // 1000, version.value % 1000 // 10
+
+
+def cuda_text(version: tuple[int, int]) -> str:
+    return f"{version[0]}.{version[1]}"
+
+
+def torch_driver_note(torch_cuda: str | None, driver_cuda: tuple[int, int] | None) -> str:
+    """Why PyTorch may see no GPU, from its CUDA build and the driver's CUDA version."""
+    if torch_cuda is None:
+        return "this PyTorch is a CPU-only build"
+    if driver_cuda is None:
+        return f"built for CUDA {torch_cuda}; no NVIDIA driver found (libcuda.so.1 cannot be loaded)"
+    needed = tuple(int(part) for part in torch_cuda.split(".")[:2])
+    if driver_cuda < needed:
+        return (
+            f"built for CUDA {torch_cuda}, but the NVIDIA driver supports only CUDA {cuda_text(driver_cuda)}: "
+            f"update the driver, or install a PyTorch build for CUDA {driver_cuda[0]}"
+        )
+    return (f"built for CUDA {torch_cuda}, driver supports CUDA {cuda_text(driver_cuda)}; "
+            "is CUDA_VISIBLE_DEVICES empty?")
+
+
+def installed_dali() -> str | None:
+    """The installed DALI wheel and version, e.g. 'nvidia-dali-cuda120 2.4.0'; its name says its CUDA."""
+    for dist in importlib.metadata.distributions():
+        name = (dist.metadata["Name"] or "").lower()
+        if re.fullmatch(r"nvidia-dali(-nightly|-weekly)?-cuda\d{3}", name):
+            return f"{name} {dist.version}"
+    return None
+
+
+def dali_driver_problem(dali: str | None, driver_cuda: tuple[int, int] | None) -> str | None:
+    """Why the installed DALI build cannot run on this driver; None if it can or either is unknown.
+
+    DALI's cudaXY0 wheels run on any driver supporting CUDA X.Y or newer (enhanced compatibility).
+    """
+    match = re.search(r"cuda(\d+)(\d)\b", dali or "")
+    if match is None or driver_cuda is None:
+        return None
+    needed = (int(match[1]), int(match[2]))
+    if driver_cuda >= needed:
+        return None
+    return (
+        f"the installed DALI build ({dali}) needs an NVIDIA driver supporting CUDA {cuda_text(needed)} "
+        f"or newer, but the driver supports CUDA {cuda_text(driver_cuda)}: update the driver, or install "
+        f"the DALI build for CUDA {driver_cuda[0]} (nvidia-dali-cuda{driver_cuda[0]}0, in envs/train.yaml)"
+    )
+
+
+def check_dali_matches_driver() -> None:
+    """Fail before training when DALI's GPU pipeline cannot run on the installed driver."""
+    problem = dali_driver_problem(installed_dali(), driver_cuda_version())
+    if problem:
+        raise PipelineError(f"{problem}; driver {gpu_driver() or 'version unknown'}")
 
 
 def count_classes(filelist: str | Path) -> tuple[int, int]:
@@ -184,7 +253,10 @@ class DaliLoader:
         from nvidia.dali.plugin.base_iterator import LastBatchPolicy
         from nvidia.dali.plugin.pytorch import DALIGenericIterator
 
-        pipe.build()
+        try:
+            pipe.build()
+        except RuntimeError as err:
+            raise PipelineError(dali_build_error(err)) from err
         self.images = pipe.reader_meta("Reader")["epoch_size"]
         self._iterator = DALIGenericIterator(
             pipe,
@@ -202,6 +274,17 @@ class DaliLoader:
             if not self.channels_last:
                 images = images.contiguous()
             yield images, batch[0]["labels"].view(-1)
+
+
+def dali_build_error(err: RuntimeError) -> str:
+    """DALI's pipeline-build error without its C++ context, with the DALI build and the driver."""
+    cause = str(err).split("encountered:", 1)[-1].split("C++ context:", 1)[0].strip()
+    driver = driver_cuda_version()
+    return (
+        f"DALI could not build the input pipeline: {cause} "
+        f"(installed: {installed_dali() or 'no nvidia-dali-cudaXXX wheel'}; NVIDIA driver "
+        f"{'supports CUDA ' + cuda_text(driver) if driver else 'not found'})"
+    )
 
 
 class SyntheticLoader:
@@ -245,6 +328,53 @@ def make_train_step(model, optimizer, precision: str, device: torch.device) -> C
         return loss.detach()
 
     return step
+
+
+def caused_by_out_of_memory(err: BaseException | None) -> bool:
+    """Whether `err` or an error behind it (torch.compile wraps errors raised while compiling) is an OOM."""
+    while err is not None:
+        if isinstance(err, torch.OutOfMemoryError):
+            return True
+        err = err.__cause__ or err.__context__
+    return False
+
+
+def peak_gpu_mem_gib(device: torch.device) -> float | None:
+    return round(torch.cuda.max_memory_allocated(device) / 2**30, 3) if device.type == "cuda" else None
+
+
+def out_of_memory_message(mode_name: str, batch_size: int, device: torch.device) -> str:
+    peak = peak_gpu_mem_gib(device)
+    total = (f" of {torch.cuda.get_device_properties(device).total_memory / 2**30:.1f} GiB"
+             if device.type == "cuda" else "")
+    return (
+        f"mode {mode_name}: out of GPU memory at train.batch_size {batch_size} (peak "
+        f"{'unknown' if peak is None else f'{peak} GiB'} allocated by PyTorch{total}): lower "
+        "train.batch_size, or drop this mode; with --keep-going the other modes still run"
+    )
+
+
+def naming_out_of_memory(step: Callable, *, mode_name: str, batch_size: int, device: torch.device) -> Callable:
+    """`step`, with an out-of-memory error turned into one naming the mode, batch size and peak memory."""
+
+    def guarded(images: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        try:
+            return step(images, labels)
+        except Exception as err:
+            if caused_by_out_of_memory(err):
+                raise PipelineError(out_of_memory_message(mode_name, batch_size, device)) from err
+            raise
+
+    return guarded
+
+
+def other_gpu_users(device: torch.device) -> list[int]:
+    """PIDs of other processes on the GPU, with a warning: their work shares the timed GPU."""
+    busy = gpu_other_processes() if device.type == "cuda" else []
+    if busy:
+        warn_user(f"other processes use the GPU (PIDs {busy}): timings may be contaminated; "
+                  "recorded as gpu_other_processes in the mode's JSON")
+    return busy
 
 
 def synchronize(device: torch.device) -> None:
@@ -393,9 +523,9 @@ def main(filelist, images_dir, out_csv, out_json, *, mode_name: str, compile_set
         raise PipelineError(
             f"train.batch_size {train['batch_size']} is larger than the dataset ({images} images in {filelist})"
         )
-    busy = gpu_other_processes() if device.type == "cuda" else []
-    if busy:
-        log.warning("other processes use the GPU (%s): timings may be contaminated", busy)
+    if device.type == "cuda" and train["loader"] == "dali":
+        check_dali_matches_driver()
+    busy = other_gpu_users(device)
     torch.manual_seed(train["seed"])
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True
@@ -414,7 +544,8 @@ def main(filelist, images_dir, out_csv, out_json, *, mode_name: str, compile_set
     if kwargs is not None:
         torch._logging.set_logs(recompiles=True)
         model = torch.compile(model, **kwargs)
-    step = make_train_step(model, optimizer, train["precision"], device)
+    step = naming_out_of_memory(make_train_step(model, optimizer, train["precision"], device),
+                                mode_name=mode_name, batch_size=train["batch_size"], device=device)
     log.info("mode %s: torch.compile(%s), %d images, %d classes, %d steps/epoch, %s on %s",
              mode_name, kwargs, batches.images, num_classes, batches.steps_per_epoch,
              train["model"], device)
@@ -442,8 +573,7 @@ def main(filelist, images_dir, out_csv, out_json, *, mode_name: str, compile_set
         "compile_s": round(results[0].first_step_s, 4),
         "first_step_s": round(results[0].first_step_s, 4),
         "loader_build_s": round(loader_build_s, 4),
-        "peak_gpu_mem_gib": (round(torch.cuda.max_memory_allocated(device) / 2**30, 3)
-                             if device.type == "cuda" else None),
+        "peak_gpu_mem_gib": peak_gpu_mem_gib(device),
         **dynamo_counts(),
         "recompiles": recompiles.count,
         "synthetic_batch_images_per_s": round(upper_bound, 2) if upper_bound else None,

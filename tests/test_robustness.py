@@ -1,0 +1,339 @@
+"""Faults produced for real: bad configs given to Snakemake, a damaged archive served over HTTP,
+a DALI pipeline that cannot be built, a GPU that runs out of memory or is shared, and a pipeline
+killed with SIGKILL in the middle of a training epoch."""
+
+import functools
+import hashlib
+import http.server
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+import make_synthetic
+import train
+from common import PipelineError
+from test_train import LOADER, dataset, settings  # noqa: F401  (dataset is a fixture)
+from test_workflow import copy_workflow
+
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+MODES = ["none", "default", "reduce-overhead", "max-autotune"]
+
+
+def snakemake(workdir: Path, *args: str, timeout_s: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([*SNAKEMAKE, "--cores", "2", *args], cwd=workdir, capture_output=True,
+                          text=True, timeout=timeout_s)
+
+
+# --- config: checked before any job starts ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def workflow_copy(tmp_path_factory) -> Path:
+    return copy_workflow(tmp_path_factory.mktemp("config"))
+
+
+def config_error(workdir: Path, settings_yaml: str) -> str:
+    """What a user sees when planning the smoke pipeline with `settings_yaml` over it."""
+    (workdir / "bad.yaml").write_text(settings_yaml)
+    done = snakemake(workdir, "-n", "results/smoke/timings/none.csv", "--configfile", "configs/smoke.yaml",
+                     "bad.yaml")
+    assert done.returncode != 0, done.stdout
+    assert not (workdir / "resources").exists() and not (workdir / "results").exists()
+    return done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    "settings_yaml, expected",
+    [
+        ("modes: {fast: {}}", "modes.fast: no `mode` given and 'fast' is not a torch.compile mode; "
+         "set modes.fast.mode to one of ['default', 'max-autotune', 'max-autotune-no-cudagraphs', "
+         "'none', 'reduce-overhead']"),
+        ("modes: {fast: {mode: fastest}}", "modes.fast.mode: 'fastest' is not allowed; allowed values: "
+         "none, default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs, null"),
+        ("train: {batchsize: 8}", "train: unknown key 'batchsize' (did you mean 'batch_size'?); "
+         "allowed keys: model, image_size, batch_size, epochs"),
+        ("mode: {fast: {}}", "(top level): unknown key 'mode' (did you mean 'modes'?)"),
+        ("modes: {default: {fulgraph: true}}", "modes.default: unknown key 'fulgraph' (did you mean 'fullgraph'?)"),
+        ("train: {batch_size: '8'}", "train.batch_size: '8' is a string, expected an integer"),
+        ("train: {channels_last: 'yes'}", "train.channels_last: 'yes' is a string, expected true or false"),
+        ("train: {batch_size: 0}", "train.batch_size: 0 is out of range; it must be >= 1"),
+        ("train: {epochs: -1}", "train.epochs: -1 is out of range; it must be >= 1"),
+        ("train: {precision: fp8}", "train.precision: 'fp8' is not allowed; allowed values: fp16, bf16, fp32"),
+        ("loader: {hw_decoder_load: 1.5}", "loader.hw_decoder_load: 1.5 is out of range; it must be <= 1"),
+        ("train: {batch_size: 65}", "train.batch_size 65 is larger than the synthetic dataset: 64 images "
+         "(dataset.synthetic.classes 4 x 16 images per class in split 'all')"),
+        ("{dataset: {split: train}, train: {batch_size: 49}}", "train.batch_size 49 is larger than the "
+         "synthetic dataset: 48 images (dataset.synthetic.classes 4 x 12 images per class in split 'train')"),
+    ],
+    ids=["unknown-mode", "mode-enum", "misspelled-key", "misspelled-top-key", "misspelled-mode-key",
+         "wrong-type", "wrong-type-bool", "zero-batch", "negative-epochs", "precision-enum", "above-maximum",
+         "batch-over-synthetic-data", "batch-over-synthetic-train-split"],
+)
+def test_bad_config_is_named_before_any_job(workflow_copy, settings_yaml, expected):
+    message = config_error(workflow_copy, settings_yaml)
+    assert "invalid configuration" in message
+    assert expected in message
+
+
+def test_every_config_error_is_listed_at_once(workflow_copy):
+    message = config_error(workflow_copy, "train: {batchsize: 8, epochs: 0}\nmodes: {x: {mode: y}}\n")
+    lines = [line for line in message.splitlines() if line.startswith("  - ")]
+    assert [line.split(":")[0] for line in lines] == ["  - modes.x.mode", "  - train", "  - train.epochs"]
+    assert "ValidationError" not in message and "Failed validating" not in message  # no jsonschema dump
+
+
+def test_batch_that_fits_synthetic_data_plans_fine(workflow_copy):
+    (workflow_copy / "ok.yaml").write_text("train: {batch_size: 64}")
+    target = "results/smoke/timings/none.csv"  # the check is the same for every target
+    done = snakemake(workflow_copy, "-n", target, "--configfile", "configs/smoke.yaml", "ok.yaml")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+# --- data: damaged images in a downloaded archive, as Snakemake shows them ----------------------
+
+
+@pytest.fixture(scope="module")
+def damaged_archive_url(tmp_path_factory):
+    """A Food-101-shaped .tar.gz with one truncated JPEG, served on 127.0.0.1."""
+    root = tmp_path_factory.mktemp("www")
+    good = root / "good.tar"
+    make_synthetic.main(good, classes=2, train_per_class=3, test_per_class=1, max_side=48, workers=1)
+    with tarfile.open(good) as source, tarfile.open(root / "food-101.tar.gz", "w:gz") as damaged:
+        truncated = None
+        for member in source:
+            data = source.extractfile(member).read() if member.isfile() else None
+            if data is not None and member.name.endswith(".jpg") and truncated is None:
+                data, truncated = data[: len(data) // 2], member.name
+                member.size = len(data)
+            damaged.addfile(member, io.BytesIO(data) if data is not None else None)
+    digest = hashlib.sha256((root / "food-101.tar.gz").read_bytes()).hexdigest()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/food-101.tar.gz", digest, truncated.removeprefix("food-101/images/")
+    server.shutdown()
+
+
+def test_damaged_image_fails_or_is_excluded_and_counted_on_the_terminal(tmp_path, damaged_archive_url):
+    url, digest, truncated = damaged_archive_url
+    workdir = copy_workflow(tmp_path)
+    target = "resources/food101/filelists/report.json"
+    dataset_yaml = {"source": "food101", "url": url, "sha256": digest}
+    (workdir / "http.yaml").write_text(yaml.safe_dump({"dataset": dataset_yaml}))
+    failed = snakemake(workdir, target, "--configfile", "configs/smoke.yaml", "http.yaml")
+    assert failed.returncode != 0
+    assert "PipelineError: 1 unreadable images" in failed.stderr
+    assert f"{truncated}: truncated JPEG" in failed.stderr
+    assert "Traceback" not in failed.stderr  # the cause, not a stack
+    assert not (workdir / target).exists()
+
+    (workdir / "http.yaml").write_text(yaml.safe_dump({"dataset": {**dataset_yaml, "on_bad_image": "exclude"}}))
+    done = snakemake(workdir, target, "--configfile", "configs/smoke.yaml", "http.yaml")
+    assert done.returncode == 0, done.stderr
+    assert ("WARNING: excluded 1 unreadable images from the file lists (on_bad_image: exclude); names and "
+            "reasons in resources/food101/filelists/report.json") in done.stderr
+    report = json.loads((workdir / target).read_text())
+    assert report["excluded_count"] == 1 and report["excluded"][0]["path"] == truncated
+    assert report["counts"]["all"] == 7
+
+
+# --- environment: DALI build against the driver, other GPU users --------------------------------
+
+
+@pytest.mark.parametrize(
+    "dali, driver, problem",
+    [
+        ("nvidia-dali-cuda120 2.4.0", (12, 0), None),
+        ("nvidia-dali-cuda120 2.4.0", (13, 1), None),
+        ("nvidia-dali-cuda110 1.30.0", (12, 4), None),
+        ("nvidia-dali-cuda120 2.4.0", (11, 8), "the installed DALI build (nvidia-dali-cuda120 2.4.0) needs an "
+         "NVIDIA driver supporting CUDA 12.0 or newer, but the driver supports CUDA 11.8: update the driver, "
+         "or install the DALI build for CUDA 11 (nvidia-dali-cuda110, in envs/train.yaml)"),
+        ("nvidia-dali-cuda130 2.4.0", (12, 9), "needs an NVIDIA driver supporting CUDA 13.0 or newer"),
+        ("nvidia-dali-nightly-cuda130 2.5.0.dev", (12, 2), "supporting CUDA 13.0"),
+        (None, (11, 0), None),  # DALI not from a wheel: nothing to compare
+        ("nvidia-dali-cuda120 2.4.0", None, None),  # no driver: check_device has already failed
+    ],
+)
+def test_dali_driver_problem(dali, driver, problem):
+    found = train.dali_driver_problem(dali, driver)
+    assert found == problem if problem is None else problem in found
+
+
+@pytest.mark.parametrize(
+    "torch_cuda, driver, note",
+    [
+        (None, (12, 4), "CPU-only build"),
+        ("13.0", None, "no NVIDIA driver found"),
+        ("13.0", (12, 4), "built for CUDA 13.0, but the NVIDIA driver supports only CUDA 12.4: update the "
+         "driver, or install a PyTorch build for CUDA 12"),
+        ("12.8", (12, 8), "CUDA_VISIBLE_DEVICES"),
+    ],
+)
+def test_torch_driver_note(torch_cuda, driver, note):
+    assert note in train.torch_driver_note(torch_cuda, driver)
+
+
+def test_installed_dali_is_named_with_its_cuda():
+    assert re.fullmatch(r"nvidia-dali-cuda\d{3} \S+", train.installed_dali())
+
+
+def test_dali_driver_mismatch_fails_before_training(dataset, tmp_path, monkeypatch):  # noqa: F811
+    """On a (pretended) GPU host whose driver is older than the DALI build: stop before any work."""
+    monkeypatch.setattr(train, "check_device", lambda device: torch.device("cuda"))
+    monkeypatch.setattr(train, "installed_dali", lambda: "nvidia-dali-cuda120 2.4.0")
+    monkeypatch.setattr(train, "driver_cuda_version", lambda: (11, 4))
+    monkeypatch.setattr(train, "gpu_driver", lambda: "470.82.01")
+    monkeypatch.setattr(train, "build_loader", lambda *a, **k: pytest.fail("training started"))
+    filelist, images = dataset
+    with pytest.raises(PipelineError, match=r"nvidia-dali-cuda120 2.4.0.*CUDA 11.4.*driver 470.82.01"):
+        train.main(filelist, images, tmp_path / "t.csv", tmp_path / "t.json", mode_name="none",
+                   compile_settings=None, train=settings(device="cuda"), loader=LOADER)
+    assert not (tmp_path / "t.csv").exists()
+
+
+def test_dali_build_error_is_a_clear_pipeline_error(tmp_path):
+    pipe = train.dali_pipeline(str(tmp_path / "missing.txt"), str(tmp_path), image_size=32, batch_size=2,
+                               device=torch.device("cpu"), dtype="fp32", threads=1, prefetch=2,
+                               hw_decoder_load=0.0, seed=0)
+    with pytest.raises(PipelineError) as err:
+        train.DaliLoader(pipe, channels_last=True)
+    message = str(err.value)
+    assert message.startswith("DALI could not build the input pipeline:")
+    assert f"Cannot open: {tmp_path / 'missing.txt'}" in message
+    assert "installed: nvidia-dali-cuda" in message and "NVIDIA driver" in message
+    assert "C++ context" not in message
+
+
+def test_other_gpu_users_are_warned_about(monkeypatch, caplog):
+    monkeypatch.setattr(train, "gpu_other_processes", lambda: [4242, 4343])
+    assert train.other_gpu_users(torch.device("cuda")) == [4242, 4343]
+    assert any("PIDs [4242, 4343]" in r.getMessage() and "timings may be contaminated" in r.getMessage()
+               and r.levelname == "WARNING" for r in caplog.records)
+    monkeypatch.setattr(train, "gpu_other_processes", lambda: pytest.fail("asked nvidia-smi for a CPU run"))
+    assert train.other_gpu_users(torch.device("cpu")) == []
+
+
+def test_other_gpu_users_are_recorded_in_the_json(dataset, tmp_path, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(train, "other_gpu_users", lambda device: [4242])
+    filelist, images = dataset
+    train.main(filelist, images, tmp_path / "t.csv", tmp_path / "t.json", mode_name="none", compile_settings=None,
+               train=settings(loader="synthetic", epochs=1), loader=LOADER, progress=False)
+    assert json.loads((tmp_path / "t.json").read_text())["gpu_other_processes"] == [4242]
+
+
+# --- training: out of memory -----------------------------------------------------------------
+
+
+def failing_step(error: BaseException):
+    def make_train_step(*args, **kwargs):
+        def step(images, labels):
+            raise error
+        return step
+    return make_train_step
+
+
+def compile_failure_from_oom() -> RuntimeError:
+    """An error as torch.compile raises it when the compiled code ran out of memory while compiling."""
+    try:
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+    except torch.OutOfMemoryError as oom:
+        try:
+            raise RuntimeError("backend='inductor' raised: OutOfMemoryError") from oom
+        except RuntimeError as wrapped:
+            return wrapped
+
+
+@pytest.mark.parametrize("error", [torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"),
+                                   compile_failure_from_oom()], ids=["oom", "oom-inside-compile"])
+def test_out_of_memory_names_mode_batch_and_peak(dataset, tmp_path, monkeypatch, error):  # noqa: F811
+    monkeypatch.setattr(train, "make_train_step", failing_step(error))
+    monkeypatch.setattr(train, "peak_gpu_mem_gib", lambda device: 71.25)
+    filelist, images = dataset
+    with pytest.raises(PipelineError) as err:
+        train.main(filelist, images, tmp_path / "t.csv", tmp_path / "t.json", mode_name="max-autotune",
+                   compile_settings=None, train=settings(loader="synthetic"), loader=LOADER, progress=False)
+    assert str(err.value).startswith("mode max-autotune: out of GPU memory at train.batch_size 8 "
+                                     "(peak 71.25 GiB allocated by PyTorch)")
+    assert "lower train.batch_size" in str(err.value) and "--keep-going" in str(err.value)
+    assert not (tmp_path / "t.csv").exists() and not (tmp_path / "t.json").exists()
+
+
+def test_other_step_errors_pass_unchanged(dataset, tmp_path, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(train, "make_train_step", failing_step(RuntimeError("shape mismatch")))
+    filelist, images = dataset
+    with pytest.raises(RuntimeError, match="^shape mismatch$"):
+        train.main(filelist, images, tmp_path / "t.csv", tmp_path / "t.json", mode_name="none",
+                   compile_settings=None, train=settings(loader="synthetic"), loader=LOADER, progress=False)
+
+
+# --- training: a pipeline killed in the middle of an epoch -----------------------------------
+
+
+def fingerprint(paths: list[Path]) -> dict[str, tuple[str, int]]:
+    return {p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns) for p in paths}
+
+
+def kill_during_last_mode(workdir: Path, targets: list[str], results: Path, timeout_s: float = 300) -> str:
+    """Run Snakemake and SIGKILL its whole process group once the last mode to train is in epoch 2."""
+    with open(workdir / "killed-run.log", "w") as log:
+        run = subprocess.Popen([*SNAKEMAKE, "--cores", "2", *targets, "--configfile", "configs/smoke.yaml",
+                                "kill.yaml"], cwd=workdir, stdout=log, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    deadline = time.monotonic() + timeout_s
+    try:
+        while time.monotonic() < deadline and run.poll() is None:
+            done = {p.stem for p in (results / "timings").glob("*.csv")}
+            logs = {p.stem: p for p in (results / "logs" / "train").glob("*.log")}
+            running = [mode for mode in logs if mode not in done]
+            if len(done) == len(MODES) - 1 and running and "INFO epoch 1:" in logs[running[0]].read_text():
+                os.killpg(run.pid, signal.SIGKILL)
+                run.wait()
+                return running[0]
+            time.sleep(0.05)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+    raise AssertionError(f"no mode was caught mid-epoch:\n{(workdir / 'killed-run.log').read_text()[-3000:]}")
+
+
+@pytest.mark.slow
+def test_killed_training_reruns_only_that_mode(tmp_path):
+    workdir = copy_workflow(tmp_path)
+    (workdir / "kill.yaml").write_text(yaml.safe_dump({"run": "kill", "train": {"epochs": 3}}))
+    results = workdir / "results" / "kill"
+    targets = [f"results/kill/timings/{mode}.csv" for mode in MODES]
+    killed = kill_during_last_mode(workdir, targets, results)
+
+    timings = results / "timings"
+    assert sorted(p.name for p in timings.iterdir()) == sorted(
+        f"{mode}.{ext}" for mode in MODES if mode != killed for ext in ["csv", "json"])  # no partial file
+    kept = fingerprint([p for p in timings.iterdir()])
+
+    locked = snakemake(workdir, *targets, "--configfile", "configs/smoke.yaml", "kill.yaml")
+    assert locked.returncode != 0 and "--unlock" in locked.stdout + locked.stderr
+    unlock = snakemake(workdir, "--unlock", "--configfile", "configs/smoke.yaml", "kill.yaml")
+    assert unlock.returncode == 0, unlock.stderr
+    plan = snakemake(workdir, "-n", *targets, "--configfile", "configs/smoke.yaml", "kill.yaml")
+    stats = plan.stdout.split("Job stats:", 1)[1]
+    assert {rule: int(n) for rule, n in re.findall(r"^(\w+)\s+(\d+)\s*$", stats, re.M)} == {"train": 1, "total": 1}
+    assert f"timings/{killed}.csv" in plan.stdout
+
+    rerun = snakemake(workdir, *targets, "--configfile", "configs/smoke.yaml", "kill.yaml")
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert fingerprint([timings / name for name in kept]) == kept  # the other modes: not touched
+    assert "INFO epoch 3:" in (results / "logs" / "train" / f"{killed}.log").read_text()
+    assert len((timings / f"{killed}.csv").read_text().splitlines()) == 1 + 3
