@@ -1,15 +1,30 @@
 #!/usr/bin/env bash
 # The full-protocol reference run (configs/synthetic-food101.yaml) on a lent GPU host whose calls
-# are limited to ~10 minutes: each call runs what is left, in a fixed order, within BUDGET_S
-# seconds, and never starts a step it has no time to finish. Outputs and the inductor cache stay
-# on the host between calls; everything measured is packed into $OUT/results.tgz.
-#   bash benchmarks/h200.sh BUDGET_S
+# are limited to ~10 minutes. Each call runs the stages it is given, in order, within BUDGET_S
+# seconds: a stage already done is skipped, and one that would not fit in the time left is not
+# started. Outputs stay on the host between calls; everything measured is packed into
+# $OUT/results.tgz after every call.
+#   bash benchmarks/h200.sh BUDGET_S STAGE...
+# Stages:
+#   data          generate the 101,000 JPEGs and their DALI file lists (Snakemake)
+#   diagnose      benchmarks/loader_overhead.py: per mode, what feeds the step (DALI variants,
+#                 one synthetic batch, rotating synthetic batches), with the host's CPU time per step
+#   timm          timm's benchmark.py --bench train (.gpu-extra/timm_benchmark.py, not in the repo:
+#                 see README), eager and reduce-overhead, same model, batch, image size, precision
+#                 and memory format, through .gpu-extra/timm_bench_wrap.py (adds torch.compile)
+#   train:MODE    one mode's training job (Snakemake; each job compiles into a cold cache)
+#   summary       everything else: summary, plots, report inputs (Snakemake)
+# The reference run was three calls:
+#   bash benchmarks/h200.sh 560 data diagnose timm
+#   bash benchmarks/h200.sh 580 train:none train:reduce-overhead train:default
+#   bash benchmarks/h200.sh 590 train:max-autotune summary
 set -uo pipefail
-budget=${1:-540}
+budget=${1:?usage: bash benchmarks/h200.sh BUDGET_S STAGE...}
+shift
 start=$(date +%s)
 out=${OUT:-/tmp/h200-out}
-mkdir -p "$out"
-export TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache TRITON_CACHE_DIR=/tmp/triton-cache PYTHONUNBUFFERED=1
+mkdir -p "$out" results
+export PYTHONUNBUFFERED=1
 config=configs/synthetic-food101.yaml
 run=results/synthetic-food101
 data=resources/synthetic-c101-750+250-px512-seed0
@@ -23,44 +38,50 @@ pack() {
 }
 trap pack EXIT
 
+# seconds a stage needs on an H200 (GPU-FACTS.md and earlier calls), with a margin
+declare -A need=([data]=150 [diagnose]=200 [timm]=150 [summary]=60
+    [train:none]=170 [train:reduce-overhead]=150 [train:default]=220 [train:max-autotune]=560)
+# a stage is done when this file exists
+declare -A done_file=([data]="$data/filelists/all.txt" [diagnose]=results/loader_overhead.csv
+    [timm]=results/timm/reduce-overhead.csv [summary]="$run/summary.csv")
+
 if ! python3 -c 'import nvidia.dali, snakemake' 2>/dev/null; then
-    [ -d /tmp/parts ] && ls /tmp/parts && bash .gpu-bundle/unbundle.sh /tmp/parts || { log "bundle missing"; exit 1; }
+    [ -d /tmp/parts ] && bash .gpu-bundle/unbundle.sh /tmp/parts >>"$out/h200.log" 2>&1 || { log "bundle missing"; exit 1; }
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.used,utilization.gpu --format=csv | tee -a "$out/h200.log"
 
-if [ ! -e "$data/filelists/all.txt" ]; then
-    log "data: generating and listing 101,000 images"
-    timeout "$(left)" "${sm[@]}" "$data/filelists/all.txt" >>"$out/h200.log" 2>&1 || { log "data failed"; exit 1; }
-    log "data done"
-fi
+timm_bench() {  # MODE: timm's benchmark.py on one fixed batch (its --bench train)
+    local mode=$1 extra=()
+    [ "$mode" != none ] && extra=(--torchcompile inductor --torchcompile-mode "$mode")
+    TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-timm TRITON_CACHE_DIR=/tmp/triton-cache-timm \
+        timeout "$(left)" python3 .gpu-extra/timm_bench_wrap.py --bench train --model resnet50 -b 64 \
+        --img-size 224 --num-classes 101 --amp --amp-dtype float16 --channels-last --no-retry "${extra[@]}" \
+        --results-file "results/timm/$mode.csv" >"results/timm/$mode.log" 2>&1
+}
 
-if [ -z "${SKIP_SWEEP:-}" ] && [ ! -e results/dali_alone.csv ] && [ "$(left)" -gt 120 ]; then
-    log "DALI alone sweep"
-    timeout 120 python3 benchmarks/loader_overhead.py --configfile "$config" --dali-only \
-        --threads 4 8 --hw-loads 1 --out results/dali_alone.csv >>"$out/h200.log" 2>&1
-fi
-
-# rough seconds per training job on an H200 (compile + 3 epochs + margin), from GPU-FACTS.md
-declare -A need=([none]=170 [reduce-overhead]=160 [default]=220 [max-autotune]=540)
-for mode in none reduce-overhead default max-autotune; do
-    [ -e "$run/timings/$mode.csv" ] && continue
-    if [ "$(left)" -lt "${need[$mode]}" ]; then
-        log "not starting $mode now: $(left) s left, needs ~${need[$mode]} s"
+for stage in "$@"; do
+    file=${done_file[$stage]:-$run/timings/${stage#train:}.csv}
+    if [ -e "$file" ]; then log "$stage: done before"; continue; fi
+    if [ "$(left)" -lt "${need[$stage]:-600}" ]; then
+        log "$stage: not started, $(left) s left, needs ~${need[$stage]:-600} s"
         continue
     fi
-    log "train $mode"
-    timeout "$(left)" "${sm[@]}" "$run/timings/$mode.csv" >>"$out/h200.log" 2>&1
-    log "train $mode: exit $?"
+    log "$stage"
+    case $stage in
+        data) timeout "$(left)" "${sm[@]}" "$data/filelists/all.txt" >>"$out/h200.log" 2>&1 ;;
+        diagnose)
+            TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-bench TRITON_CACHE_DIR=/tmp/triton-cache-bench \
+                timeout "$(left)" python3 benchmarks/loader_overhead.py --configfile "$config" \
+                --modes none reduce-overhead --threads 8 --steps 80 --blocks 3 --warmup 20 \
+                --feeds synthetic synthetic-rotating dali dali:threads=4 dali:threads=4,set_affinity=true \
+                --out results/loader_overhead.csv >>"$out/h200.log" 2>&1 ;;
+        timm)
+            mkdir -p results/timm
+            timm_bench none && timm_bench reduce-overhead
+            tail -n 3 results/timm/*.log >>"$out/h200.log" ;;
+        train:*) timeout "$(left)" "${sm[@]}" "$file" >>"$out/h200.log" 2>&1 ;;
+        summary) timeout "$(left)" "${sm[@]}" >>"$out/h200.log" 2>&1 ;;
+        *) log "unknown stage $stage"; exit 2 ;;
+    esac
+    log "$stage: exit $?"
 done
-if ls "$run"/timings/{none,default,reduce-overhead,max-autotune}.csv >/dev/null 2>&1; then
-    log "summary and plots"
-    timeout "$(left)" "${sm[@]}" >>"$out/h200.log" 2>&1
-    log "all: exit $?"
-fi
-if [ ! -e results/loader_overhead.csv ] && [ "$(left)" -gt 200 ]; then
-    log "loader benchmark (eager and reduce-overhead)"
-    timeout $(($(left) - 10)) python3 benchmarks/loader_overhead.py --configfile "$config" \
-        --modes none reduce-overhead --steps 100 --blocks 3 --warmup 20 \
-        --out results/loader_overhead.csv >>"$out/h200.log" 2>&1
-    log "loader benchmark: exit $?"
-fi

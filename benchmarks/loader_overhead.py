@@ -67,16 +67,32 @@ def timed(device, fn) -> float:
     return time.perf_counter() - start
 
 
-def run_steps(step, batches, steps: int):
+def run_steps(step, batches, steps: int) -> tuple[float, float]:
+    """Run `steps` steps; return the main thread's CPU seconds and its seconds waiting for batches."""
     iterator = iter(batches)
+    cpu, fetch = time.thread_time(), 0.0
     for _ in range(steps):
+        before = time.perf_counter()
         images, labels = next(iterator)
+        fetch += time.perf_counter() - before
         step(images, labels)
+    return time.thread_time() - cpu, fetch
 
 
 def endless(loader):
     while True:
         yield from loader
+
+
+class RotatingBatches:
+    """`count` different batches made once on the device, yielded in turn: like the fixed synthetic
+    batch but too large together to stay in the GPU's L2 cache, as real batches are."""
+
+    def __init__(self, fixed: train.SyntheticLoader, count: int):
+        self.batches = [(torch.randn_like(fixed.batch), fixed.labels.roll(i)) for i in range(count)]
+
+    def __iter__(self):
+        yield from self.batches
 
 
 def timm_style_step(model, device, lr: float):
@@ -96,7 +112,39 @@ def timm_style_step(model, device, lr: float):
     return step
 
 
-def bench_mode(mode: str, config: dict, filelist, images_dir, *, steps: int, warmup: int, blocks: int) -> list[dict]:
+def parse_feed(text: str) -> tuple[str, dict]:
+    """'dali', 'dali:threads=4,prefetch=2', 'synthetic', 'synthetic-rotating' -> (kind, overrides)."""
+    kind, _, rest = text.partition(":")
+    if kind not in ("dali", "synthetic", "synthetic-rotating"):
+        raise SystemExit(f"unknown feed {text!r}: use dali[:key=value,...], synthetic or synthetic-rotating")
+    overrides = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        overrides[key] = yaml.safe_load(value)
+    return kind, overrides
+
+
+def make_feed(text: str, config: dict, filelist, images_dir, device, classes: int, images: int):
+    kind, overrides = parse_feed(text)
+    t = config["train"]
+    fixed = train.build_loader(filelist, images_dir, {**t, "loader": "synthetic"}, config["loader"],
+                               device, classes, images)
+    if kind == "synthetic":
+        return fixed
+    if kind == "synthetic-rotating":
+        return RotatingBatches(fixed, int(overrides.get("count", 16)))
+    pipeline_keys = {"set_affinity", "exec_dynamic"}  # DALI Pipeline arguments, not loader settings
+    loader = {**config["loader"], **{k: v for k, v in overrides.items() if k not in pipeline_keys}}
+    pipe = train.dali_pipeline(
+        str(filelist), str(images_dir), image_size=t["image_size"], batch_size=t["batch_size"],
+        device=device, dtype=t["precision"], threads=loader["threads"], prefetch=loader["prefetch"],
+        hw_decoder_load=loader["hw_decoder_load"], seed=t["seed"],
+        **{k: v for k, v in overrides.items() if k in pipeline_keys})
+    return train.DaliLoader(pipe, t["channels_last"])
+
+
+def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str], steps: int, warmup: int,
+               blocks: int, timm: bool) -> list[dict]:
     t, device = config["train"], torch.device(config["train"]["device"])
     images, classes = train.count_classes(filelist)
     torch.manual_seed(t["seed"])
@@ -107,30 +155,46 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, steps: int, war
     if kwargs is not None:
         model = torch.compile(model, **kwargs)
     step = train.make_train_step(model, optimizer, t["precision"], device)
-    dali = endless(train.build_loader(filelist, images_dir, t, config["loader"], device, classes, images))
-    synthetic = endless(train.build_loader(filelist, images_dir, {**t, "loader": "synthetic"},
-                                           config["loader"], device, classes, images))
-    compile_s = timed(device, lambda: run_steps(step, synthetic, warmup))
-    timed(device, lambda: run_steps(step, dali, warmup))
-    rates = {"synthetic": [], "dali": []}
+    sources = {feed: endless(make_feed(feed, config, filelist, images_dir, device, classes, images))
+               for feed in feeds}
+    first = sources[feeds[0]]
+    compile_s = timed(device, lambda: run_steps(step, first, warmup))
+    for feed, source in sources.items():
+        timed(device, lambda: run_steps(step, source, warmup))
+    rates = {feed: [] for feed in feeds}
+    host = {feed: [] for feed in feeds}
     for _ in range(blocks):
-        for name, source in (("synthetic", synthetic), ("dali", dali)):
-            seconds = timed(device, lambda: run_steps(step, source, steps))
-            rates[name].append(steps * t["batch_size"] / seconds)
-    timm_step = timm_style_step(model, device, t["optimizer"]["lr"])
-    run_steps(timm_step, synthetic, warmup)
-    timm_rates = [steps * t["batch_size"] / timed(device, lambda: run_steps(timm_step, synthetic, steps))
-                  for _ in range(blocks)]
+        for feed, source in sources.items():  # alternate, so drift on the host hits every feed alike
+            seconds = timed(device, lambda: host[feed].append(run_steps(step, source, steps)))
+            rates[feed].append(steps * t["batch_size"] / seconds)
     rows = []
-    for name, values in (*rates.items(), ("timm-style-synthetic", timm_rates)):
-        rows.append({"mode": mode, "feed": name, "images_per_s": round(statistics.median(values), 1),
+    for feed, values in rates.items():
+        cpu_ms = statistics.median(c for c, _ in host[feed]) / steps * 1e3
+        fetch_ms = statistics.median(f for _, f in host[feed]) / steps * 1e3
+        rows.append({"mode": mode, "feed": feed, "images_per_s": round(statistics.median(values), 1),
                      "images_per_s_min": round(min(values), 1), "images_per_s_max": round(max(values), 1),
+                     "ms_per_step": round(steps * t["batch_size"] / statistics.median(values) / steps * 1e3, 3),
+                     "host_cpu_ms_per_step": round(cpu_ms, 3), "fetch_ms_per_step": round(fetch_ms, 3),
                      "warmup_s": round(compile_s, 1)})
-    ratio = statistics.median(rates["dali"]) / statistics.median(rates["synthetic"])
-    rows.append({"mode": mode, "feed": "dali/synthetic", "images_per_s": round(ratio, 4)})
-    print(f"{mode:>16}: synthetic {rows[0]['images_per_s']:8.1f}  dali {rows[1]['images_per_s']:8.1f}  "
-          f"ratio {ratio:.3f}  timm-style {rows[2]['images_per_s']:8.1f} images/s "
-          f"(warm-up incl. compile {compile_s:.0f} s)", flush=True)
+        print(f"{mode:>16} {feed:<36} {rows[-1]['images_per_s']:8.1f} images/s "
+              f"({rows[-1]['ms_per_step']:.2f} ms/step; main thread CPU {cpu_ms:.2f} ms/step, "
+              f"of which waiting for the batch {fetch_ms:.2f} ms)", flush=True)
+    base = statistics.median(rates[feeds[0]])
+    for feed in feeds[1:]:
+        ratio = statistics.median(rates[feed]) / base
+        rows.append({"mode": mode, "feed": f"{feed}/{feeds[0]}", "images_per_s": round(ratio, 4)})
+        print(f"{mode:>16} {feed + '/' + feeds[0]:<36} {ratio:.3f}", flush=True)
+    if timm:
+        timm_step = timm_style_step(model, device, t["optimizer"]["lr"])
+        run_steps(timm_step, sources[feeds[0]], warmup)
+        timm_rates = [steps * t["batch_size"] / timed(device, lambda: run_steps(timm_step, first, steps))
+                      for _ in range(blocks)]
+        rows.append({"mode": mode, "feed": f"timm-style-{feeds[0]}",
+                     "images_per_s": round(statistics.median(timm_rates), 1),
+                     "images_per_s_min": round(min(timm_rates), 1),
+                     "images_per_s_max": round(max(timm_rates), 1)})
+        print(f"{mode:>16} {'timm-style-' + feeds[0]:<36} {rows[-1]['images_per_s']:8.1f} images/s", flush=True)
+    print(f"{mode:>16} warm-up incl. compile {compile_s:.0f} s", flush=True)
     return rows
 
 
@@ -155,6 +219,12 @@ def main(argv=None) -> None:
     parser.add_argument("--steps", type=int, default=150, help="steps per timed block")
     parser.add_argument("--blocks", type=int, default=3, help="timed blocks per feed (median reported)")
     parser.add_argument("--warmup", type=int, default=30, help="untimed steps per feed first")
+    parser.add_argument("--feeds", nargs="*", default=["synthetic", "dali"],
+                        help="what feeds the step, compared with the first: synthetic (one batch), "
+                             "synthetic-rotating[:count=N] (N batches in turn), dali[:key=value,...] "
+                             "(loader settings: threads, prefetch, hw_decoder_load; DALI pipeline "
+                             "arguments: set_affinity, exec_dynamic)")
+    parser.add_argument("--no-timm-style", action="store_true", help="skip the timm-style step")
     parser.add_argument("--dali-only", action="store_true", help="only time DALI alone")
     parser.add_argument("--threads", type=int, nargs="*", help="DALI threads to try (default: config)")
     parser.add_argument("--hw-loads", type=float, nargs="*", help="hw_decoder_load values (default: config)")
@@ -172,10 +242,11 @@ def main(argv=None) -> None:
                                          hw_load=hw_load))
     if not args.dali_only:
         for mode in args.modes:
-            rows.extend(bench_mode(mode, config, filelist, images_dir, steps=args.steps,
-                                   warmup=args.warmup, blocks=args.blocks))
+            rows.extend(bench_mode(mode, config, filelist, images_dir, feeds=args.feeds, steps=args.steps,
+                                   warmup=args.warmup, blocks=args.blocks, timm=not args.no_timm_style))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    fields = ["mode", "feed", "images_per_s", "images_per_s_min", "images_per_s_max", "warmup_s"]
+    fields = ["mode", "feed", "images_per_s", "images_per_s_min", "images_per_s_max", "ms_per_step",
+              "host_cpu_ms_per_step", "fetch_ms_per_step", "warmup_s"]
     with open(args.out, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields)
         writer.writeheader()

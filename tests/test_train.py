@@ -2,6 +2,8 @@
 
 import csv
 import json
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -131,6 +133,7 @@ def test_compiled_mode_on_synthetic_batches_learns_and_counts_graphs(dataset, tm
     rows = read_csv(tmp_path / "d.csv")
     saved = json.loads((tmp_path / "d.json").read_text())
     assert saved["compile"]["mode"] == "default"
+    assert saved["compile_cache"]["policy"] == "cold"  # the default: epoch 1 holds a full compile
     assert saved["graphs_compiled"] >= 1 and saved["graph_breaks"] == 0 and saved["recompiles"] == 0
     # epoch 1 holds the compilation, so it is far slower than the steady state
     assert float(rows[0]["epoch_s"]) > 3 * float(rows[2]["epoch_s"])
@@ -179,3 +182,30 @@ def test_fused_sgd_survives_a_skipped_first_step():
     fused.found_inf = torch.zeros(())
     fused.step()
     assert all(torch.isfinite(p).all() for p in model.parameters())
+
+
+def test_cold_compile_cache_is_new_empty_used_and_removed(monkeypatch, tmp_path):
+    shared = tmp_path / "shared"
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(shared))
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    with train.compile_cache("cold", "default") as facts:
+        folder = Path(facts["dir"])
+        assert facts["policy"] == "cold" and facts["was_empty"]
+        assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(folder) and not any(folder.iterdir())
+        torch._dynamo.reset()
+        compiled = torch.compile(lambda x: torch.sin(x) * 3 + 1)
+        compiled(torch.ones(5))
+        assert any(path.is_file() for path in folder.rglob("*")), "torch.compile did not write into the cold cache"
+    assert not folder.exists()
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(shared) and "TRITON_CACHE_DIR" not in os.environ
+
+
+def test_shared_compile_cache_records_whether_it_was_warm(monkeypatch, tmp_path):
+    shared = tmp_path / "shared"
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(shared))
+    with train.compile_cache("shared", "default") as facts:
+        assert facts == {"policy": "shared", "dir": str(shared), "was_empty": True}
+    (shared / "entry").write_text("compiled before")
+    with train.compile_cache("shared", "default") as facts:
+        assert facts["was_empty"] is False
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(shared)

@@ -6,6 +6,7 @@ uses a fused optimizer that reads the scaler's inf flag on the GPU), so what is 
 
 
 import argparse
+import contextlib
 import csv
 import ctypes
 import importlib.metadata
@@ -14,6 +15,8 @@ import logging
 import math
 import os
 import re
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,6 +189,41 @@ def compile_kwargs(settings: dict | None) -> dict | None:
     return kwargs
 
 
+@contextlib.contextmanager
+def compile_cache(policy: str, mode_name: str) -> Iterator[dict]:
+    """Where torch.compile keeps its compiled code during this job; yields the facts for the JSON.
+
+    cold: a new, empty folder, deleted afterwards, so epoch 1 always holds a full compile,
+    whatever ran before on the machine: comparable across modes, job order and reruns.
+    shared: PyTorch's usual cache (TORCHINDUCTOR_CACHE_DIR or /tmp/torchinductor_<user>), warm
+    when the same graph was compiled there before; the JSON records whether it was empty.
+    """
+    if policy == "shared":
+        try:
+            from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+            folder = Path(cache_dir())
+        except (ImportError, OSError):
+            folder = Path(os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+                          or Path(tempfile.gettempdir()) / f"torchinductor_{os.environ.get('USER', 'unknown')}")
+        yield {"policy": "shared", "dir": str(folder),
+               "was_empty": not folder.is_dir() or not any(folder.iterdir())}
+        return
+    saved = {key: os.environ.get(key) for key in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")}
+    folder = tempfile.mkdtemp(prefix=f"inductor-{mode_name}-")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = folder
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(folder, "triton")
+    try:
+        yield {"policy": "cold", "dir": folder, "was_empty": True}
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 # ----------------------------------------------------------------------------------------------
 # Loaders: both yield (images NCHW in the model's memory format, int64 labels) on the device
 # ----------------------------------------------------------------------------------------------
@@ -201,8 +239,12 @@ def dali_pipeline(
     prefetch: int,
     hw_decoder_load: float,
     seed: int,
+    **pipeline_kwargs,
 ):
-    """The DALI training pipeline: random-resized-crop decode, resize, flip, normalise, HWC."""
+    """The DALI training pipeline: random-resized-crop decode, resize, flip, normalise, HWC.
+
+    `pipeline_kwargs` go to DALI's Pipeline (benchmarks/loader_overhead.py tries set_affinity etc.).
+    """
     from nvidia.dali import fn, pipeline_def, types
 
     gpu = device.type == "cuda"
@@ -243,6 +285,7 @@ def dali_pipeline(
         device_id=(device.index or 0) if gpu else None,
         seed=seed,
         prefetch_queue_depth=prefetch,
+        **pipeline_kwargs,
     )
 
 
@@ -517,6 +560,14 @@ def build_loader(filelist, images_dir, train: dict, loader: dict, device, num_cl
 
 def main(filelist, images_dir, out_csv, out_json, *, mode_name: str, compile_settings: dict | None,
          train: dict, loader: dict, progress: bool = True) -> dict:
+    with compile_cache(train.get("compile_cache", "cold"), mode_name) as cache:
+        return train_mode(filelist, images_dir, out_csv, out_json, mode_name=mode_name,
+                          compile_settings=compile_settings, train=train, loader=loader,
+                          progress=progress, cache=cache)
+
+
+def train_mode(filelist, images_dir, out_csv, out_json, *, mode_name: str, compile_settings: dict | None,
+               train: dict, loader: dict, progress: bool, cache: dict) -> dict:
     device = check_device(train["device"])
     images, num_classes = count_classes(filelist)
     if images < train["batch_size"]:
@@ -571,6 +622,7 @@ def main(filelist, images_dir, out_csv, out_json, *, mode_name: str, compile_set
         "mode": mode_name,
         "compile": kwargs,
         "compile_s": round(results[0].first_step_s, 4),
+        "compile_cache": cache,
         "first_step_s": round(results[0].first_step_s, 4),
         "loader_build_s": round(loader_build_s, 4),
         "peak_gpu_mem_gib": peak_gpu_mem_gib(device),
