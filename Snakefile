@@ -16,6 +16,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/summary.smk"
+include: "workflow/rules/partial_summary.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -23,3 +24,9 @@ rule all:
     default_target: True
     input:
         summary_outputs(),
+
+
+# A training job failed (with --keep-going the other modes still ran): summarise the modes that
+# finished and mark the others (workflow/rules/partial_summary.smk).
+onerror:
+    write_partial_summary()

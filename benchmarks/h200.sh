@@ -13,11 +13,13 @@
 #                 see README), eager and reduce-overhead, same model, batch, image size, precision
 #                 and memory format, through .gpu-extra/timm_bench_wrap.py (adds torch.compile)
 #   train:MODE    one mode's training job (Snakemake; each job compiles into a cold cache)
-#   summary       everything else: summary, plots, report inputs (Snakemake)
-# The reference run was three calls:
-#   bash benchmarks/h200.sh 560 data diagnose timm
+#   summary       everything else: summary, plots, report inputs (Snakemake); skipped until all
+#                 four modes' timings exist (it would otherwise start the missing training jobs)
+# The reference run (docs/reference/h200/) was three calls, then the summary on another machine
+# from the packed results (see README):
+#   bash benchmarks/h200.sh 570 data diagnose timm
 #   bash benchmarks/h200.sh 580 train:none train:reduce-overhead train:default
-#   bash benchmarks/h200.sh 590 train:max-autotune summary
+#   bash benchmarks/h200.sh 580 train:max-autotune
 set -uo pipefail
 budget=${1:?usage: bash benchmarks/h200.sh BUDGET_S STAGE...}
 shift
@@ -49,6 +51,8 @@ if ! python3 -c 'import nvidia.dali, snakemake' 2>/dev/null; then
     [ -d /tmp/parts ] && bash .gpu-bundle/unbundle.sh /tmp/parts >>"$out/h200.log" 2>&1 || { log "bundle missing"; exit 1; }
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.used,utilization.gpu --format=csv | tee -a "$out/h200.log"
+# a call killed at its time limit leaves Snakemake's lock behind; nothing else runs here
+"${sm[@]}" --unlock >>"$out/h200.log" 2>&1
 
 timm_bench() {  # MODE: timm's benchmark.py on one fixed batch (its --bench train)
     local mode=$1 extra=()
@@ -73,14 +77,20 @@ for stage in "$@"; do
             TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-bench TRITON_CACHE_DIR=/tmp/triton-cache-bench \
                 timeout "$(left)" python3 benchmarks/loader_overhead.py --configfile "$config" \
                 --modes none reduce-overhead --threads 8 --steps 80 --blocks 3 --warmup 20 \
-                --feeds synthetic synthetic-rotating dali dali:threads=4 dali:threads=4,set_affinity=true \
+                --feeds synthetic dali synthetic:stream=default dali:stream=default \
+                dali:exec_dynamic=false dali:prefetch=6 synthetic-rotating \
                 --out results/loader_overhead.csv >>"$out/h200.log" 2>&1 ;;
         timm)
             mkdir -p results/timm
             timm_bench none && timm_bench reduce-overhead
             tail -n 3 results/timm/*.log >>"$out/h200.log" ;;
         train:*) timeout "$(left)" "${sm[@]}" "$file" >>"$out/h200.log" 2>&1 ;;
-        summary) timeout "$(left)" "${sm[@]}" >>"$out/h200.log" 2>&1 ;;
+        summary)
+            if ls "$run"/timings/{none,default,reduce-overhead,max-autotune}.csv >/dev/null 2>&1; then
+                timeout "$(left)" "${sm[@]}" >>"$out/h200.log" 2>&1
+            else
+                log "summary: not all four modes trained yet"
+            fi ;;
         *) log "unknown stage $stage"; exit 2 ;;
     esac
     log "$stage: exit $?"

@@ -67,15 +67,17 @@ def timed(device, fn) -> float:
     return time.perf_counter() - start
 
 
-def run_steps(step, batches, steps: int) -> tuple[float, float]:
-    """Run `steps` steps; return the main thread's CPU seconds and its seconds waiting for batches."""
+def run_steps(step, batches, steps: int, device=None, stream: str = "default") -> tuple[float, float]:
+    """Run `steps` steps on the CUDA stream `stream` names (train.training_stream); return the main
+    thread's CPU seconds and its seconds waiting for batches."""
     iterator = iter(batches)
     cpu, fetch = time.thread_time(), 0.0
-    for _ in range(steps):
-        before = time.perf_counter()
-        images, labels = next(iterator)
-        fetch += time.perf_counter() - before
-        step(images, labels)
+    with train.training_stream(device or torch.device("cpu"), stream):
+        for _ in range(steps):
+            before = time.perf_counter()
+            images, labels = next(iterator)
+            fetch += time.perf_counter() - before
+            step(images, labels)
     return time.thread_time() - cpu, fetch
 
 
@@ -113,7 +115,8 @@ def timm_style_step(model, device, lr: float):
 
 
 def parse_feed(text: str) -> tuple[str, dict]:
-    """'dali', 'dali:threads=4,prefetch=2', 'synthetic', 'synthetic-rotating' -> (kind, overrides)."""
+    """'dali', 'dali:threads=4,prefetch=2', 'synthetic:stream=default', 'synthetic-rotating'
+    -> (kind, overrides)."""
     kind, _, rest = text.partition(":")
     if kind not in ("dali", "synthetic", "synthetic-rotating"):
         raise SystemExit(f"unknown feed {text!r}: use dali[:key=value,...], synthetic or synthetic-rotating")
@@ -134,7 +137,8 @@ def make_feed(text: str, config: dict, filelist, images_dir, device, classes: in
     if kind == "synthetic-rotating":
         return RotatingBatches(fixed, int(overrides.get("count", 16)))
     pipeline_keys = {"set_affinity", "exec_dynamic"}  # DALI Pipeline arguments, not loader settings
-    loader = {**config["loader"], **{k: v for k, v in overrides.items() if k not in pipeline_keys}}
+    loader = {**config["loader"],
+              **{k: v for k, v in overrides.items() if k not in pipeline_keys and k != "stream"}}
     pipe = train.dali_pipeline(
         str(filelist), str(images_dir), image_size=t["image_size"], batch_size=t["batch_size"],
         device=device, dtype=t["precision"], threads=loader["threads"], prefetch=loader["prefetch"],
@@ -157,15 +161,18 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
     step = train.make_train_step(model, optimizer, t["precision"], device)
     sources = {feed: endless(make_feed(feed, config, filelist, images_dir, device, classes, images))
                for feed in feeds}
+    # the CUDA stream each feed's steps run on: stream=side|default, else the config's train.cuda_stream
+    streams = {feed: parse_feed(feed)[1].get("stream", t.get("cuda_stream", "side")) for feed in feeds}
     first = sources[feeds[0]]
-    compile_s = timed(device, lambda: run_steps(step, first, warmup))
+    compile_s = timed(device, lambda: run_steps(step, first, warmup, device, streams[feeds[0]]))
     for feed, source in sources.items():
-        timed(device, lambda: run_steps(step, source, warmup))
+        timed(device, lambda: run_steps(step, source, warmup, device, streams[feed]))
     rates = {feed: [] for feed in feeds}
     host = {feed: [] for feed in feeds}
     for _ in range(blocks):
         for feed, source in sources.items():  # alternate, so drift on the host hits every feed alike
-            seconds = timed(device, lambda: host[feed].append(run_steps(step, source, steps)))
+            seconds = timed(device, lambda: host[feed].append(run_steps(step, source, steps, device,
+                                                                          streams[feed])))
             rates[feed].append(steps * t["batch_size"] / seconds)
     rows = []
     for feed, values in rates.items():
@@ -186,8 +193,9 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
         print(f"{mode:>16} {feed + '/' + feeds[0]:<36} {ratio:.3f}", flush=True)
     if timm:
         timm_step = timm_style_step(model, device, t["optimizer"]["lr"])
-        run_steps(timm_step, sources[feeds[0]], warmup)
-        timm_rates = [steps * t["batch_size"] / timed(device, lambda: run_steps(timm_step, first, steps))
+        run_steps(timm_step, sources[feeds[0]], warmup, device, streams[feeds[0]])
+        timm_rates = [steps * t["batch_size"] / timed(device, lambda: run_steps(timm_step, first, steps, device,
+                                                                                 streams[feeds[0]]))
                       for _ in range(blocks)]
         rows.append({"mode": mode, "feed": f"timm-style-{feeds[0]}",
                      "images_per_s": round(statistics.median(timm_rates), 1),
@@ -223,7 +231,9 @@ def main(argv=None) -> None:
                         help="what feeds the step, compared with the first: synthetic (one batch), "
                              "synthetic-rotating[:count=N] (N batches in turn), dali[:key=value,...] "
                              "(loader settings: threads, prefetch, hw_decoder_load; DALI pipeline "
-                             "arguments: set_affinity, exec_dynamic)")
+                             "arguments: set_affinity, exec_dynamic); every feed also takes "
+                             "stream=side|default (the CUDA stream its steps run on; default: the "
+                             "config's train.cuda_stream)")
     parser.add_argument("--no-timm-style", action="store_true", help="skip the timm-style step")
     parser.add_argument("--dali-only", action="store_true", help="only time DALI alone")
     parser.add_argument("--threads", type=int, nargs="*", help="DALI threads to try (default: config)")

@@ -25,7 +25,7 @@ import make_synthetic
 import train
 from common import PipelineError
 from test_train import LOADER, dataset, settings  # noqa: F401  (dataset is a fixture)
-from test_workflow import copy_workflow
+from test_workflow import copy_workflow, read_csv
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 MODES = ["none", "default", "reduce-overhead", "max-autotune"]
@@ -277,6 +277,89 @@ def test_other_step_errors_pass_unchanged(dataset, tmp_path, monkeypatch):  # no
     with pytest.raises(RuntimeError, match="^shape mismatch$"):
         train.main(filelist, images, tmp_path / "t.csv", tmp_path / "t.json", mode_name="none",
                    compile_settings=None, train=settings(loader="synthetic"), loader=LOADER, progress=False)
+
+
+# --- training: one mode fails under --keep-going ---------------------------------------------
+
+# torch.compile raises in the training job (InvalidBackend): a real failure of one mode, at once.
+BROKEN_MODE = {"mode": "default", "backend": "no_such_backend"}
+NUMBERS = ["epochs", "repeats", "epoch1_s", "epoch2_s", "steady_epoch_s", "compile_overhead_s",
+           "speedup_vs_none", "loss_first_epoch", "loss_last_epoch"]
+
+
+@pytest.mark.slow
+def test_failed_mode_gets_a_partial_summary_and_a_rerun_completes_it(tmp_path):
+    workdir = copy_workflow(tmp_path)
+    config = yaml.safe_load((workdir / "config.yaml").read_text())
+    config["modes"] = {"none": {}}  # presets add modes, never remove any: keep the test to two
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    results = workdir / "results" / "partial"
+    plots = [results / "plots" / f"{name}.{ext}" for name in ["epoch_times", "speedup", "loss", "vs_article"]
+             for ext in ["png", "svg"]]
+
+    def run(modes: dict, *args: str) -> tuple[subprocess.CompletedProcess, str]:
+        (workdir / "run.yaml").write_text(yaml.safe_dump({"run": "partial", "modes": modes}))
+        done = snakemake(workdir, *args, "--configfile", "configs/smoke.yaml", "run.yaml")
+        return done, done.stdout + done.stderr
+
+    def by_mode() -> dict[str, dict]:
+        return {row["mode"]: row for row in read_csv(results / "summary.csv")}
+
+    def check_partial(failed: subprocess.CompletedProcess, output: str) -> None:
+        assert failed.returncode != 0, output[-3000:]  # the run still failed
+        assert "Invalid backend: 'no_such_backend'" in output
+        assert ("Partial summary in results/partial/summary.md and results/partial/summary.csv: 1 of 2 "
+                "training jobs finished; marked as failed: broken (results/partial/logs/train/broken.log)"
+                in output)
+        assert (results / "timings" / "none.csv").exists() and not (results / "timings" / "broken.csv").exists()
+        rows = by_mode()
+        assert {mode: row["status"] for mode, row in rows.items()} == {"none": "ok", "broken": "failed"}
+        broken = rows["broken"]
+        assert broken["log"] == "results/partial/logs/train/broken.log"
+        assert broken["reason"].startswith("torch._dynamo.exc.InvalidBackend: Invalid backend: 'no_such_backend'")
+        assert all(broken[col] == "" for col in NUMBERS)  # no numbers for the failed mode
+        assert float(rows["none"]["epoch2_s"]) > 0 and float(rows["none"]["speedup_vs_none"]) == 1.0
+        md = (results / "summary.md").read_text()
+        assert "**Incomplete summary — failed: broken.**" in md
+        assert "| broken (failed) | — | — | — | — | — |" in md
+        assert "| broken | failed | torch._dynamo.exc.InvalidBackend: Invalid backend" in md
+        assert "`results/partial/logs/train/broken.log`" in md
+        # made only with a complete summary: their absence is what makes the next run redo it
+        assert not (results / "repeats.csv").exists() and not any(p.exists() for p in plots)
+
+    # 1. One mode fails: the other trains, a summary marks the failed one, the exit status says failure.
+    check_partial(*run({"broken": BROKEN_MODE}, "--keep-going"))
+
+    # 2. The mode removed from the config: the partial summary is newer than every input left, yet
+    # the summary is made again, complete.
+    output = run({}, "-n")[1]
+    assert "reason: Missing output files: results/partial/repeats.csv" in output
+    done, output = run({})
+    assert done.returncode == 0, output[-3000:]
+    assert list(by_mode()) == ["none"] and "status" not in read_csv(results / "summary.csv")[0]
+    assert "Incomplete" not in (results / "summary.md").read_text()
+    assert (results / "repeats.csv").exists() and all(p.exists() for p in plots)
+    assert "Nothing to be done" in run({}, "-n")[1]
+
+    # 3. The failing mode added to that complete run: the partial summary replaces it, the per-job table
+    # and the plots of the complete one go, and the mode that had finished is not trained again.
+    kept = fingerprint(sorted((results / "timings").iterdir()))
+    check_partial(*run({"broken": BROKEN_MODE}, "--keep-going"))
+    assert fingerprint(sorted((results / "timings").iterdir())) == kept
+    # Removed again, the complete summary's per-job table is missing: the summary is redone.
+    assert "reason: Missing output files: results/partial/repeats.csv" in run({}, "-n")[1]
+
+    # 4. The mode fixed: only it trains, and the summary is complete again.
+    fixed = {"broken": {"mode": "none"}}
+    output = run(fixed, "-n")[1]
+    stats = output.split("Job stats:", 1)[1]
+    assert dict(re.findall(r"^(train|summary)\s+(\d+)\s*$", stats, re.M)) == {"train": "1", "summary": "1"}
+    done, output = run(fixed)
+    assert done.returncode == 0, output[-3000:]
+    assert sorted(by_mode()) == ["broken", "none"] and "status" not in read_csv(results / "summary.csv")[0]
+    assert "Incomplete" not in (results / "summary.md").read_text()
+    assert all(p.exists() for p in plots)
+    assert "Nothing to be done" in run(fixed, "-n")[1]
 
 
 # --- training: a pipeline killed in the middle of an epoch -----------------------------------

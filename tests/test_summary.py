@@ -121,14 +121,28 @@ def test_markdown_table_and_findings(tmp_path):
     _, md, _, _ = run_summary(tmp_path)
     assert md.startswith("# torch.compile benchmark: article — Food-101, 101,000 images\n")
     assert "| mode | epoch 1 | epoch 2 | epoch 3 | steady | compile overhead | speedup vs none |" in md
-    assert "| none (eager) | 139.0 | 141.0 | 141.0 | 141.0 | -2.0 | 1.00x |" in md
-    assert "| default | 167.0 | 129.0 | 128.0 | 128.5 | 38.5 | 1.10x |" in md
-    assert "| reduce-overhead | 150.0 | 116.0 | 117.0 | 116.5 | 33.5 | 1.21x |" in md
-    assert "| max-autotune | 182.0 | 121.0 | 121.0 | 121.0 | 61.0 | 1.17x |" in md
+    assert "| none (eager) | 139.0 | 141.0 | 141.0 | 141.0 | -2.00 | 1.00x |" in md
+    assert "| default | 167.0 | 129.0 | 128.0 | 128.5 | 38.50 | 1.10x |" in md
+    assert "| reduce-overhead | 150.0 | 116.0 | 117.0 | 116.5 | 33.50 | 1.21x |" in md
+    assert "| max-autotune | 182.0 | 121.0 | 121.0 | 121.0 | 61.00 | 1.17x |" in md
     assert "peak GPU memory (GiB)" in md and "4.220 → 3.270" in md
     assert "reduce-overhead is fastest at 116.5 s per epoch, 1.21x the speed of none (eager, 141.0 s)" in md
     assert "max-autotune has the largest compile overhead" in md
     assert "fell from the first to the last epoch in every mode" in md
+    assert "Loss curves close to none's: every mode's last-epoch mean loss is within 10% of none's" in md
+
+
+def test_seconds_keep_two_decimals_below_100_s():
+    assert summarize._seconds(18.8732) == "18.87" and summarize._seconds(456.24) == "456.2"
+    assert summarize._seconds(float("nan")) == "n/a"
+
+
+def test_loss_far_from_eager_is_called_out(tmp_path):
+    losses = {"none": [4.2, 3.6, 3.25], "default": [4.2, 3.9, 3.8]}  # default ends 16.9% above
+    _, md, _, _ = run_summary(tmp_path, times={m: ARTICLE[m] for m in losses}, losses=losses)
+    assert "Loss curves not close to none's: the last-epoch mean loss of default differs" in md
+    assert "(largest: default, +16.9%)" in md
+    assert "Loss curves close" not in md
 
 
 def test_plots_are_valid_png_and_svg(tmp_path):
@@ -189,7 +203,7 @@ def test_missing_baseline_leaves_speedups_empty(tmp_path):
     assert summary["loss_gap_vs_none"].isna().all()
     assert summary.loc["default", "steady_epoch_s"] == pytest.approx(128.5)
     assert "baseline mode 'none' is not in this run" in md
-    assert "| default | 167.0 | 129.0 | 128.0 | 128.5 | 38.5 | n/a |" in md
+    assert "| default | 167.0 | 129.0 | 128.0 | 128.5 | 38.50 | n/a |" in md
     written = plot.main(tmp_path / "summary.csv", csvs, tmp_path / "plots", run_name="x",
                         timing_jsons=jsons)
     assert len(written) == 6
@@ -254,7 +268,7 @@ def test_real_snakemake_rules(tmp_path):
     subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "--quiet", "all"],
                    cwd=tmp_path, check=True)
     md = (tmp_path / "results" / "r" / "summary.md").read_text()
-    assert "| reduce-overhead | 150.0 | 116.0 | 117.0 | 116.5 | 33.5 | 1.21x |" in md
+    assert "| reduce-overhead | 150.0 | 116.0 | 117.0 | 116.5 | 33.50 | 1.21x |" in md
     assert "| reduce-overhead | 1.21x | 1.21x |" in md  # the article's own numbers, both sides
     assert sorted(p.name for p in (tmp_path / "results" / "r" / "plots").iterdir()) == sorted(
         plot.OUTPUT_NAMES + ["vs_article.png", "vs_article.svg"]
@@ -321,7 +335,7 @@ def test_repeats_in_markdown(tmp_path):
     assert "Each mode ran 2 times (train.repeats)" in md
     assert "| mode | epoch 1 | epoch 2 | epoch 3 | steady (min–max) | compile overhead | " \
            "speedup vs none (min–max) |" in md
-    assert "| reduce-overhead | 149.0 | 114.5 | 115.5 | 115.0 (113.5–116.5) | 34.0 | " \
+    assert "| reduce-overhead | 149.0 | 114.5 | 115.5 | 115.0 (113.5–116.5) | 34.00 | " \
            "1.23x (1.21–1.26x) |" in md
     assert "its speedup ranges 1.21–1.26x, which lies above 1.00x" in md
     assert "Repeats of one mode differ by up to 2.6% in steady epoch time (reduce-overhead" in md
@@ -412,3 +426,105 @@ def test_plots_show_the_spread_of_repeats(tmp_path):
     _valid_plot_files(written)
     svg = (tmp_path / "plots" / "speedup.svg").read_text()
     assert "whiskers: every pair of repeats" in svg
+
+
+# --- a partial summary: some training jobs failed or were not run (the Snakefile's onerror hook) ---
+
+OOM_LOG = ("2026-05-01 10:00:00,123 INFO mode max-autotune: torch.compile(...)\n"
+           "2026-05-01 10:00:09,456 ERROR mode max-autotune: out of GPU memory at train.batch_size 256 "
+           "(peak 131.2 GiB allocated by PyTorch of 139.8 GiB): lower train.batch_size, or drop this "
+           "mode; with --keep-going the other modes still run\n")
+TRACEBACK_LOG = ("2026-05-01 10:00:00,123 INFO start\n"
+                 "2026-05-01 10:00:01,000 ERROR job failed\n"
+                 "Traceback (most recent call last):\n"
+                 '  File "train.py", line 554, in main\n'
+                 "    model = torch.compile(model, **kwargs)\n"
+                 "torch._dynamo.exc.InvalidBackend: Invalid backend: 'nope' | see list_backends()\n")
+
+
+def run_partial(tmp_path: Path, finished: list[str], missing: list, times=ARTICLE):
+    csvs, jsons = write_run(tmp_path, {mode: times[mode] for mode in finished})
+    out_csv, out_md = tmp_path / "summary.csv", tmp_path / "summary.md"
+    summarize.main(csvs, jsons, out_csv, out_md, run_name="article", article_csv=ARTICLE_CSV,
+                   missing=missing, mode_order=list(times))
+    return pd.read_csv(out_csv).astype({"mode": str}).set_index("mode"), out_md.read_text()
+
+
+def test_failure_reason_is_read_from_the_job_log(tmp_path):
+    oom, trace, empty = tmp_path / "oom.log", tmp_path / "trace.log", tmp_path / "empty.log"
+    oom.write_text(OOM_LOG)
+    trace.write_text(TRACEBACK_LOG)
+    empty.write_text("")
+    assert summarize.failure_reason(oom).startswith("mode max-autotune: out of GPU memory at "
+                                                    "train.batch_size 256 (peak 131.2 GiB")
+    assert summarize.failure_reason(trace) == ("torch._dynamo.exc.InvalidBackend: Invalid backend: "
+                                               "'nope' | see list_backends()")
+    assert summarize.failure_reason(empty) == "the log is empty"
+    assert summarize.failure_reason(tmp_path / "none.log") == f"no log at {tmp_path / 'none.log'}"
+    assert len(summarize.failure_reason(oom, limit=40)) == 40
+
+
+def test_partial_summary_marks_failed_and_not_run_modes(tmp_path):
+    log = tmp_path / "logs" / "max-autotune.log"
+    log.parent.mkdir()
+    log.write_text(OOM_LOG)
+    missing = [summarize.MissingJob("max-autotune", 1, summarize.FAILED, str(log)),
+               summarize.MissingJob("reduce-overhead", 1, summarize.NOT_RUN, "")]
+    summary, md = run_partial(tmp_path, ["none", "default"], missing)
+
+    assert list(summary.index) == list(ARTICLE)  # every configured mode, in order
+    assert summary["status"].to_dict() == {"none": "ok", "default": "ok", "reduce-overhead": "not run",
+                                           "max-autotune": "failed"}
+    assert summary.loc["max-autotune", "log"] == str(log)
+    assert summary.loc["max-autotune", "reason"].startswith("mode max-autotune: out of GPU memory")
+    assert "--keep-going" in summary.loc["reduce-overhead", "reason"]
+    numbers = summary.columns.drop(["status", "log", "reason"])
+    assert summary.loc[["max-autotune", "reduce-overhead"], numbers].isna().all().all()  # no numbers
+    assert summary.loc["default", "speedup_vs_none"] == pytest.approx(141 / 128.5)  # as in a full run
+    assert summary.loc["none", "epochs"] == 3 and summary.loc["none", "repeats"] == 1
+    assert not (tmp_path / "repeats.csv").exists()
+
+    assert md.startswith("# torch.compile benchmark: article\n\n**Incomplete summary — failed: "
+                         "max-autotune; not run: reduce-overhead.**")
+    assert "| max-autotune (failed) | — | — | — | — | — | — |" in md
+    assert "| reduce-overhead (not run) | — | — | — | — | — | — |" in md
+    assert "| default | 167.0 | 129.0 | 128.0 | 128.5 | 38.50 | 1.10x |" in md
+    section = md.split("## Training jobs without results", 1)[1].split("## Compared", 1)[0]
+    assert "| max-autotune | failed | mode max-autotune: out of GPU memory" in section
+    assert f"| `{log}` |" in section
+    assert "| reduce-overhead | not run | not started" in section
+    assert "| max-autotune | failed | 1.17x |" in md  # beside the article: failed, not "not run"
+
+
+def test_partial_summary_without_the_baseline(tmp_path):
+    log = tmp_path / "none.log"
+    log.write_text(TRACEBACK_LOG)
+    summary, md = run_partial(tmp_path, ["default", "max-autotune"],
+                              [summarize.MissingJob("none", 1, summarize.FAILED, str(log))])
+    assert summary.loc["none", "status"] == "failed"
+    assert summary["speedup_vs_none"].isna().all()
+    assert "**The baseline mode 'none' failed: no speedups are given.**" in md
+    assert "| none (failed) |" in md and "InvalidBackend: Invalid backend: 'nope' \\| see" in md
+
+
+def test_partial_summary_with_a_failed_repeat(tmp_path):
+    csvs, jsons = write_run(tmp_path, ARTICLE)
+    csvs2, jsons2 = write_repeat(tmp_path, {"none": REPEAT_2["none"]}, 2)
+    log = tmp_path / "default.rep2.log"
+    log.write_text(OOM_LOG)
+    missing = [summarize.MissingJob(mode, 2, summarize.FAILED if mode == "default" else summarize.NOT_RUN,
+                                    str(log) if mode == "default" else "")
+               for mode in ["default", "reduce-overhead", "max-autotune"]]
+    summarize.main(csvs + csvs2, jsons + jsons2, tmp_path / "s.csv", tmp_path / "s.md", run_name="x",
+                   missing=missing, mode_order=list(ARTICLE))
+    summary = pd.read_csv(tmp_path / "s.csv").set_index("mode")
+    assert summary["status"].to_dict() == {"none": "ok", "default": "incomplete",
+                                           "reduce-overhead": "incomplete", "max-autotune": "incomplete"}
+    assert summary["repeats"].to_dict() == {"none": 2, "default": 1, "reduce-overhead": 1, "max-autotune": 1}
+    assert summary.loc["default", "reason"].startswith("default repeat 2: mode max-autotune: out of GPU")
+    assert summary.loc["default", "steady_epoch_s"] == pytest.approx(128.5)  # repeat 1 only
+    md = (tmp_path / "s.md").read_text()
+    assert "**Incomplete summary — incomplete: default, reduce-overhead, max-autotune.**" in md
+    assert "An incomplete mode's numbers cover only its repeats that finished." in md
+    assert "| default (incomplete: 1 of 2 repeats) | 167.0 |" in md
+    assert "| default repeat 2 | failed |" in md and "| max-autotune repeat 2 | not run |" in md

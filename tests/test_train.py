@@ -105,7 +105,34 @@ def test_eager_with_dali_writes_one_row_per_epoch(dataset, tmp_path):
     assert saved["versions"]["dali"] and saved["versions"]["torch"] == torch.__version__
     assert len(saved["loss_curve"]["loss"]) == 2 * (40 // 6)
     assert saved["synthetic_batch_images_per_s"] > 0
+    assert saved["cuda_stream"] == "none (cpu)"
     assert facts["mode"] == "none"
+
+
+def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset):
+    """benchmarks/loader_overhead.py on the CPU: every feed is timed and compared with the first."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "loader_overhead", Path(__file__).resolve().parents[1] / "benchmarks" / "loader_overhead.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    filelist, images = dataset
+    config = {"train": settings(cuda_stream="side"), "loader": LOADER}
+    feeds = ["synthetic", "synthetic-rotating:count=2", "dali:threads=1", "dali:stream=default"]
+    rows = bench.bench_mode("none", config, filelist, images, feeds=feeds, steps=3, warmup=1, blocks=2,
+                            timm=False)
+    timed = {row["feed"]: row for row in rows if "/" not in row["feed"]}
+    assert list(timed) == feeds
+    for row in timed.values():
+        assert row["images_per_s_min"] <= row["images_per_s"] <= row["images_per_s_max"]
+        assert row["host_cpu_ms_per_step"] > 0 and row["fetch_ms_per_step"] >= 0
+    ratios = {row["feed"]: row["images_per_s"] for row in rows if "/" in row["feed"]}
+    assert set(ratios) == {f"{feed}/synthetic" for feed in feeds[1:]}
+    assert ratios["dali:threads=1/synthetic"] == pytest.approx(
+        timed["dali:threads=1"]["images_per_s"] / timed["synthetic"]["images_per_s"], rel=0.01)
+    with pytest.raises(SystemExit, match="unknown feed"):
+        bench.parse_feed("pytorch-dataloader")
 
 
 def test_dali_batches_mix_classes_and_are_channels_last(dataset):

@@ -102,14 +102,16 @@ def epoch_times_figure(times: pd.DataFrame, order: list[str], baseline: str, con
                 palette=sns.color_palette("Blues_d", n_colors=n_epochs), ax=ax, estimator="median",
                 errorbar=("pi", 100) if repeated else None, err_kws={"linewidth": 1.2}, capsize=0.15)
     for container in ax.containers:
+        # With whiskers on the bars, the value goes inside the bar, where no whisker crosses it.
         ax.bar_label(container, fmt="%.1f", padding=2, fontsize=8,
+                     label_type="center" if repeated else "edge",
                      bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
     ax.set_xticks(range(len(order)), [tick_label(m, baseline) for m in order])
     ax.set_xlabel("torch.compile mode")
     ax.set_ylabel("epoch time (s)")
     ax.margins(y=0.12)
     ax.legend(title="epoch", loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    spread = "; bars: median of repeats, whiskers: min–max" if repeated else ""
+    spread = "\nbars: median of repeats, whiskers: min–max over repeats" if repeated else ""
     _titles(fig, ax, "Epoch time per torch.compile mode", context,
             f"epoch 1 includes compilation; epochs 2..N are the steady state; lower is better{spread}")
     sns.despine(fig)
@@ -174,22 +176,28 @@ def speedup_figure(summary: pd.DataFrame, order: list[str], baseline: str, conte
 def loss_figure(curves: pd.DataFrame, epoch_steps: list[int], order: list[str], baseline: str,
                 context: str):
     fig, ax = plt.subplots(figsize=(8.5, 4.8))
-    subtitle = "mean loss over windows of steps; compiled modes should track eager"
+    subtitle = "mean loss over windows of steps; compiled modes should track eager (dashed)"
     if curves.empty:
         _empty(ax, "No loss curve was recorded in the timing JSONs.")
     else:
         present = [m for m in order if m in set(curves["mode"])]
         present += [m for m in curves["mode"].unique() if m not in present]
         palette = mode_palette(present, baseline)
+        widths = loss_line_widths(present, baseline)
         # Eager last and dashed, so the reference stays visible on top of curves that match it.
-        # Every repeat of a mode is drawn in the mode's colour.
+        # Compiled modes often compute the same losses; each is drawn thinner than the one before,
+        # so curves that coincide show as nested bands of every mode's colour instead of the last
+        # one hiding the others. Every repeat of a mode is drawn in the mode's colour.
         for mode in sorted(present, key=lambda m: m == baseline):
             is_base = mode == baseline
             for _, curve in curves[curves["mode"] == mode].groupby("repeat"):
                 curve = curve.sort_values("step")
                 ax.plot(curve["step"], curve["loss"], color=palette[mode],
-                        linestyle=(0, (5, 3)) if is_base else "-", linewidth=2.0 if is_base else 1.6,
-                        label=f"{mode} (eager)" if is_base else mode, zorder=3 if is_base else 2)
+                        linestyle=(0, (5, 3)) if is_base else "-", linewidth=widths[mode],
+                        label=f"{mode} (eager)" if is_base else mode, zorder=3 if is_base else 2,
+                        solid_capstyle="butt")
+        if sum(m != baseline for m in present) > 1:
+            subtitle += "\nwider lines are drawn first: coinciding curves show as nested bands"
         _epoch_boundaries(ax, epoch_steps, curves["step"].max())
         handles, labels = ax.get_legend_handles_labels()
         by_label = dict(zip(labels, handles))
@@ -201,6 +209,17 @@ def loss_figure(curves: pd.DataFrame, epoch_steps: list[int], order: list[str], 
     sns.despine(fig)
     fig.tight_layout()
     return fig
+
+
+def loss_line_widths(modes: list[str], baseline: str) -> dict[str, float]:
+    """Line width per mode on the loss plot: compiled modes from widest to narrowest in drawing
+    order (so coinciding curves stay visible as nested bands), eager a fixed dashed 2.0."""
+    others = [m for m in modes if m != baseline]
+    widest, narrowest = 5.0, 1.5
+    step = (widest - narrowest) / max(len(others) - 1, 1)
+    widths = {mode: widest - i * step if len(others) > 1 else 1.8 for i, mode in enumerate(others)}
+    widths[baseline] = 2.0
+    return widths
 
 
 def _epoch_boundaries(ax, epoch_steps: list[int], last_step: float) -> None:

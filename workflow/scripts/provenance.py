@@ -16,11 +16,12 @@ from common import PipelineError, atomic_write, repeat_of, setup_cli_logging, sn
 from sysinfo import git_state, installed_packages
 
 SOFTWARE_KEYS = ["python", "torch", "torchvision", "dali", "cuda", "cudnn"]
-HARDWARE_KEYS = ["gpu", "gpu_count", "driver", "cpu", "cpu_cores", "os", "hostname"]
+HARDWARE_KEYS = ["gpu", "gpu_count", "driver", "cpu", "cpu_cores", "os_release", "os", "hostname"]
 LABELS = {
     "python": "Python", "torch": "PyTorch", "torchvision": "torchvision", "dali": "NVIDIA DALI",
     "cuda": "CUDA (PyTorch build)", "cudnn": "cuDNN", "gpu": "GPU", "gpu_count": "GPUs visible",
-    "driver": "NVIDIA driver", "cpu": "CPU", "cpu_cores": "CPU cores (logical)", "os": "OS",
+    "driver": "NVIDIA driver", "cpu": "CPU", "cpu_cores": "CPU cores (logical)", "os_release": "OS distribution",
+    "os": "OS (kernel, C library)",
     "hostname": "host", "device": "device",
 }
 
@@ -113,6 +114,15 @@ def _git_text(workflow: dict) -> str:
     return f"`{workflow['git_commit']}` **with uncommitted changes** in {len(changed)} file(s): {shown}"
 
 
+def _software_text(key: str, value, device) -> str:
+    """A version for the table; PyTorch's CUDA version says whether the jobs used CUDA at all."""
+    if value is None:
+        return "none"
+    if key == "cuda" and device == "cpu":
+        return f"{value} (not used: the jobs ran on the CPU)"
+    return str(value)
+
+
 def render_markdown(prov: dict) -> str:
     workflow, packages = prov["workflow"], prov["python_packages"]
     lines = [f"# Provenance of run {prov['run']}", "",
@@ -123,7 +133,8 @@ def render_markdown(prov: dict) -> str:
     lines += _table(["", "value"], [["git commit", _git_text(workflow)], ["Snakemake", workflow["snakemake"]]])
     lines += ["", "## Software of the training jobs", ""]
     lines += _table(["component", "version"],
-                    [[LABELS[k], v if v is not None else "none"] for k, v in prov["software"].items()])
+                    [[LABELS[k], _software_text(k, v, prov["hardware"].get("device"))]
+                     for k, v in prov["software"].items()])
     lines += ["", "## Hardware of the training jobs", ""]
     lines += _table(["", "value"],
                     [[LABELS[k], v if v is not None else "none"] for k, v in prov["hardware"].items()])

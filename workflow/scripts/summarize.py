@@ -1,12 +1,18 @@
 """Summarise one run's per-mode timings: epoch times, steady-state speedup vs eager, compile
 overhead, memory, a loss check, the spread over repeats and the article's numbers beside this run's,
-as a tidy summary.csv (per mode), repeats.csv (per training job) and a summary.md like the article."""
+as a tidy summary.csv (per mode), repeats.csv (per training job) and a summary.md like the article.
+
+Given training jobs that left no timings (`missing`: a mode that failed, or was never started), it
+writes a partial summary instead: numbers only from the jobs that finished, every other mode marked
+with its status, log and error, and a banner in the Markdown (see the Snakefile's `onerror`)."""
 
 # No `from __future__` import: Snakemake prepends code to scripts it runs.
 import argparse
+import dataclasses
 import json
 import logging
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -206,7 +212,11 @@ def build_summary(jobs: pd.DataFrame, baseline: str) -> pd.DataFrame:
 
 # ---------------------------------------------------------------- Markdown
 def _seconds(value: float) -> str:
-    return "n/a" if pd.isna(value) else f"{value:.1f}"
+    """Seconds with two decimals below 100 s: differences of a few percent between modes or
+    repeats must stay visible (18.87 vs 19.09 s, not 18.9 vs 19.1)."""
+    if pd.isna(value):
+        return "n/a"
+    return f"{value:.1f}" if abs(value) >= 100 else f"{value:.2f}"
 
 
 def _speedup(value: float) -> str:
@@ -225,7 +235,7 @@ def _has_spread(summary: pd.DataFrame) -> bool:
 def _seconds_range(row, col: str, spread: bool) -> str:
     text = _seconds(row[col])
     if spread and not pd.isna(row[f"{col}_min"]):
-        text += f" ({row[f'{col}_min']:.1f}–{row[f'{col}_max']:.1f})"
+        text += f" ({_seconds(row[f'{col}_min'])}–{_seconds(row[f'{col}_max'])})"
     return text
 
 
@@ -241,33 +251,51 @@ def _markdown_table(header: list[str], align: list[str], rows: list[list[str]]) 
     return ["| " + " | ".join(cells) + " |" for cells in [header, rule, *rows]]
 
 
-def timing_table(summary: pd.DataFrame, baseline: str) -> list[str]:
+def _rows_with_gaps(summary: pd.DataFrame, gaps: pd.DataFrame | None, row_cells, width: int):
+    """Table rows of `summary` by `row_cells(row, label)`; with `gaps`, in the configured order, each
+    mode without results as a row of dashes and an incomplete mode's label saying so."""
+    if gaps is None:
+        return [row_cells(r, _label(r)) for _, r in summary.iterrows()]
+    notes = gaps.set_index("mode")
+    rows = {}
+    for _, r in summary.iterrows():
+        note = f" ({notes.loc[r['mode'], 'jobs']})" if r["mode"] in notes.index else ""
+        rows[r["mode"]] = row_cells(r, _label(r) + note)
+    for mode, gap in notes.iterrows():
+        rows.setdefault(mode, [f"{mode} ({gap['status']})"] + ["—"] * (width - 1))
+    return [rows[mode] for mode in gaps.attrs["order"] if mode in rows]
+
+
+def timing_table(summary: pd.DataFrame, baseline: str, gaps: pd.DataFrame | None = None) -> list[str]:
     n_epochs = int(summary["epochs"].iloc[0])
     spread = _has_spread(summary)
     ranged = " (min–max)" if spread else ""
     header = ["mode", *(f"epoch {e}" for e in range(1, n_epochs + 1)), f"steady{ranged}",
               "compile overhead", f"speedup vs {baseline}{ranged}"]
-    rows = [
-        [_label(r), *(_seconds(r[f"epoch{e}_s"]) for e in range(1, n_epochs + 1)),
-         _seconds_range(r, "steady_epoch_s", spread), _seconds(r["compile_overhead_s"]),
-         _speedup_range(r, f"speedup_vs_{baseline}", spread)]
-        for _, r in summary.iterrows()
-    ]
+
+    def cells(r, label):
+        return [label, *(_seconds(r[f"epoch{e}_s"]) for e in range(1, n_epochs + 1)),
+                _seconds_range(r, "steady_epoch_s", spread), _seconds(r["compile_overhead_s"]),
+                _speedup_range(r, f"speedup_vs_{baseline}", spread)]
+
+    rows = _rows_with_gaps(summary, gaps, cells, len(header))
     return _markdown_table(header, ["l"] + ["r"] * (len(header) - 1), rows)
 
 
-def detail_table(summary: pd.DataFrame, baseline: str) -> list[str]:
+def detail_table(summary: pd.DataFrame, baseline: str, gaps: pd.DataFrame | None = None) -> list[str]:
     header = ["mode", "compile (s)", "peak GPU memory (GiB)", "graph breaks", "recompiles",
               "loss first → last epoch", f"last loss vs {baseline}"]
-    rows = []
-    for _, r in summary.iterrows():
+
+    def cells(r, label):
         mem = "n/a (CPU)" if pd.isna(r["peak_gpu_mem_gib"]) else f"{r['peak_gpu_mem_gib']:.2f}"
         gap = r[f"loss_gap_vs_{baseline}"]
-        rows.append([
-            _label(r), _seconds(r["compile_s"]), mem, str(r["graph_breaks"]), str(r["recompiles"]),
+        return [
+            label, _seconds(r["compile_s"]), mem, str(r["graph_breaks"]), str(r["recompiles"]),
             f"{r['loss_first_epoch']:.3f} → {r['loss_last_epoch']:.3f}",
             "n/a" if pd.isna(gap) else f"{gap:+.1%}",
-        ])
+        ]
+
+    rows = _rows_with_gaps(summary, gaps, cells, len(header))
     return _markdown_table(header, ["l"] + ["r"] * (len(header) - 1), rows)
 
 
@@ -283,7 +311,7 @@ def findings(summary: pd.DataFrame, baseline: str) -> list[str]:
     else:
         fastest = summary.loc[summary["steady_epoch_s"].idxmin()]
         text = (f"In steady state (mean of epochs 2..N) {fastest['mode']} is fastest at "
-                f"{fastest['steady_epoch_s']:.1f} s per epoch")
+                f"{_seconds(fastest['steady_epoch_s'])} s per epoch")
         if not has_baseline:
             text += f"; no speedup is given because the baseline mode {baseline!r} is not in this run."
         elif fastest["mode"] == baseline:
@@ -292,7 +320,7 @@ def findings(summary: pd.DataFrame, baseline: str) -> list[str]:
             base = summary[summary["mode"] == baseline].iloc[0]
             kind = "eager, " if base["eager"] else ""
             text += (f", {fastest[f'speedup_vs_{baseline}']:.2f}x the speed of {baseline} "
-                     f"({kind}{base['steady_epoch_s']:.1f} s).")
+                     f"({kind}{_seconds(base['steady_epoch_s'])} s).")
             if _has_spread(summary):
                 text += " " + _range_verdict(fastest, f"speedup_vs_{baseline}")
         sentences.append(text)
@@ -301,7 +329,7 @@ def findings(summary: pd.DataFrame, baseline: str) -> list[str]:
         costly = summary.loc[summary["compile_overhead_s"].idxmax()]
         sentences.append(
             f"{costly['mode']} has the largest compile overhead: its first epoch took "
-            f"{costly['compile_overhead_s']:.1f} s longer than its steady epochs."
+            f"{_seconds(costly['compile_overhead_s'])} s longer than its steady epochs."
         )
     not_falling = summary.loc[summary["loss_falls"].eq(False), "mode"].tolist()
     if summary["epochs"].iloc[0] < 2:
@@ -315,10 +343,27 @@ def findings(summary: pd.DataFrame, baseline: str) -> list[str]:
         sentences.append("Training loss fell from the first to the last epoch in every mode.")
     gaps = summary.loc[summary["mode"] != baseline, f"loss_gap_vs_{baseline}"].dropna()
     if len(gaps):
-        sentences.append(
-            f"Last-epoch loss of the other modes is within {gaps.abs().max():.1%} of {baseline}'s."
-        )
+        far = gaps.abs() > LOSS_CLOSE
+        worst = summary.loc[gaps.abs().idxmax(), "mode"]
+        if far.any():
+            names = ", ".join(summary.loc[gaps[far].index, "mode"])
+            sentences.append(
+                f"Loss curves not close to {baseline}'s: the last-epoch mean loss of {names} differs "
+                f"from {baseline}'s by more than {LOSS_CLOSE:.0%} (largest: {worst}, "
+                f"{gaps[gaps.abs().idxmax()]:+.1%}); compare the loss plot before trusting the timings."
+            )
+        else:
+            sentences.append(
+                f"Loss curves close to {baseline}'s: every mode's last-epoch mean loss is within "
+                f"{LOSS_CLOSE:.0%} of {baseline}'s (largest difference: {worst}, "
+                f"{gaps[gaps.abs().idxmax()]:+.1%})."
+            )
     return sentences
+
+
+# Same seed, same data order: a compiled mode's last-epoch mean loss should differ from eager's
+# only by floating-point differences in its kernels; more than this means it trained differently.
+LOSS_CLOSE = 0.10
 
 
 def _range_verdict(row, col: str) -> str:
@@ -400,8 +445,11 @@ def protocol_differences(train: dict, article_setup: dict) -> list[str]:
 
 
 def article_section(summary: pd.DataFrame, baseline: str, article: pd.DataFrame,
-                    article_setup: dict, setup: dict) -> list[str]:
-    """Markdown lines: this run's steady-state speedups beside the article's, and what differs."""
+                    article_setup: dict, setup: dict, statuses: dict | None = None,
+                    order: list[str] | None = None) -> list[str]:
+    """Markdown lines: this run's steady-state speedups beside the article's, and what differs.
+    `statuses`: what to say for a mode of this run without results (failed, not run), the modes
+    of this run in `order`."""
     col = f"speedup_vs_{baseline}"
     spread = _has_spread(summary)
     theirs = article_speedups(article, baseline)
@@ -411,11 +459,14 @@ def article_section(summary: pd.DataFrame, baseline: str, article: pd.DataFrame,
     lines = ["## Compared with the article", "",
              f"Steady-state speedup vs {baseline} (mean of epochs 2..N) in this run ({here}) and in "
              f"the article ({there}; docs/article/epoch_times.csv).", ""]
-    modes = list(ours.index) + [m for m in theirs.index if m not in ours.index]
+    statuses = statuses or {}
+    modes = [m for m in order or [] if m in ours.index or m in statuses]
+    modes += [m for m in [*ours.index, *statuses, *theirs.index] if m not in modes]
     rows = []
     for mode in modes:
         label = f"{mode} (eager)" if mode == baseline else mode
-        ours_text = _speedup_range(ours.loc[mode], col, spread) if mode in ours.index else "not run"
+        ours_text = (_speedup_range(ours.loc[mode], col, spread) if mode in ours.index
+                     else statuses.get(mode, "not run"))
         theirs_text = (_speedup(theirs.loc[mode, "article_speedup"]) if mode in theirs.index
                        else "not measured")
         rows.append([label, ours_text, theirs_text])
@@ -456,35 +507,173 @@ def article_findings(ours: pd.DataFrame, theirs: pd.DataFrame, col: str, setup: 
 
 
 def render_markdown(summary: pd.DataFrame, baseline: str, run_name: str, dataset_note: str,
-                    comparison: list[str] | None = None) -> str:
+                    comparison: list[str] | None = None, gaps: pd.DataFrame | None = None,
+                    missing: list | None = None) -> str:
     title = f"# torch.compile benchmark: {run_name}"
     if dataset_note:
         title += f" — {dataset_note}"
-    lines = [title, "", "Epoch times in seconds; epoch 1 includes compilation; steady = mean of "
-             "epochs 2..N; compile overhead = epoch 1 − steady; speedup = "
-             f"{baseline} steady / mode steady.", ""]
+    lines = [title, ""]
+    if gaps is not None:
+        lines += [incomplete_banner(gaps), ""]
+    lines += ["Epoch times in seconds; epoch 1 includes compilation; steady = mean of "
+              "epochs 2..N; compile overhead = epoch 1 − steady; speedup = "
+              f"{baseline} steady / mode steady.", ""]
     if _has_spread(summary):
         lines += [f"Each mode ran {int(summary['repeats'].max())} times (train.repeats): every number "
                   "is the median over its repeats; ranges in brackets are min–max over repeats, for "
                   f"speedups over every pair of a {baseline} repeat and a mode repeat.", ""]
-    if baseline not in summary["mode"].values:
+    if gaps is not None and baseline in gaps["mode"].values and baseline not in summary["mode"].values:
+        status = gaps.set_index("mode").loc[baseline, "status"]
+        lines += [f"**The baseline mode {baseline!r} {'failed' if status == FAILED else 'was not run'}: "
+                  "no speedups are given.**", ""]
+    elif baseline not in summary["mode"].values:
         lines += [f"**The baseline mode {baseline!r} is not in this run: no speedups are given.**", ""]
     if summary["steady_epoch_s"].isna().all():
         lines += ["**Only one epoch was run: there is no steady state, so steady time, compile "
                   "overhead and speedup are n/a.**", ""]
-    lines += timing_table(summary, baseline) + [""]
-    lines += detail_table(summary, baseline) + [""]
+    lines += timing_table(summary, baseline, gaps) + [""]
+    lines += detail_table(summary, baseline, gaps) + [""]
     lines += [" ".join(findings(summary, baseline)), ""]
+    if missing:
+        lines += missing_section(missing)
     lines += comparison or []
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- training jobs without results
+FAILED, NOT_RUN, INCOMPLETE = "failed", "not run", "incomplete"
+NOT_RUN_REASON = ("not started: Snakemake stopped after another job failed (with --keep-going it "
+                  "trains every mode it can)")
+# A line of a job's log as common.snakemake_log writes it: "<date> <time> ERROR <message>"
+_LOG_ERROR = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ ERROR (.*)$")
+
+
+@dataclasses.dataclass(frozen=True)
+class MissingJob:
+    """A training job that left no timings: it failed, or was not started in this run."""
+
+    mode: str
+    repeat: int
+    status: str  # FAILED or NOT_RUN
+    log: str = ""  # the job's log file
+    reason: str = ""  # why it has no results, when known better than its log says
+
+
+def failure_reason(log_path, limit: int = 300) -> str:
+    """What a failed job's log says went wrong: the PipelineError's message, or the last line of the
+    traceback of another error (its type and message)."""
+    try:
+        lines = [line.rstrip() for line in Path(log_path).read_text(errors="replace").splitlines()]
+    except OSError:
+        return f"no log at {log_path}"
+    lines = [line for line in lines if line.strip()]
+    reason = ""
+    for i in range(len(lines) - 1, -1, -1):
+        match = _LOG_ERROR.match(lines[i])
+        if match:
+            reason = match.group(1).strip()
+            if reason == "job failed" and i + 1 < len(lines):  # logging.exception: traceback follows
+                reason = lines[-1].strip()
+            break
+    if not reason:
+        reason = lines[-1].strip() if lines else "the log is empty"
+    return reason if len(reason) <= limit else reason[: limit - 1] + "…"
+
+
+def _job_label(mode: str, repeat: int) -> str:
+    return mode if repeat == 1 else f"{mode} repeat {repeat}"
+
+
+def _reason(job: MissingJob) -> str:
+    if job.reason:
+        return job.reason
+    return failure_reason(job.log) if job.status == FAILED else NOT_RUN_REASON
+
+
+def build_gaps(summary: pd.DataFrame, missing: list[MissingJob], order: list[str]) -> pd.DataFrame:
+    """One row per mode with a missing job: its status (failed or not run when no job of it finished,
+    else incomplete), `jobs` (how many finished), the failed jobs' logs and the first reason."""
+    ran = dict(zip(summary["mode"], summary["repeats"]))
+    rows = []
+    for mode in dict.fromkeys(job.mode for job in missing):
+        jobs = [job for job in missing if job.mode == mode]
+        failed = [job for job in jobs if job.status == FAILED]
+        finished = int(ran.get(mode, 0))
+        total = finished + len(jobs)
+        if finished:
+            status = INCOMPLETE
+        else:
+            status = FAILED if failed else NOT_RUN
+        first = (failed or jobs)[0]
+        reason = _reason(first)
+        if total > 1:
+            reason = f"{_job_label(first.mode, first.repeat)}: {reason}"
+        rows.append({
+            "mode": mode, "status": status,
+            "jobs": f"{status}: {finished} of {total} repeats" if finished else status,
+            "log": "; ".join(job.log for job in failed), "reason": reason,
+        })
+    gaps = pd.DataFrame(rows, columns=["mode", "status", "jobs", "log", "reason"])
+    known = list(order) + [m for m in [*summary["mode"], *gaps["mode"]] if m not in order]
+    gaps.attrs["order"] = list(dict.fromkeys(known))
+    return gaps
+
+
+def incomplete_banner(gaps: pd.DataFrame) -> str:
+    parts = []
+    for status, verb in ((FAILED, "failed"), (NOT_RUN, "not run"), (INCOMPLETE, "incomplete")):
+        modes = gaps.loc[gaps["status"] == status, "mode"].tolist()
+        if modes:
+            parts.append(f"{verb}: {', '.join(modes)}")
+    text = f"**Incomplete summary — {'; '.join(parts)}.**"
+    if gaps["status"].isin([FAILED, NOT_RUN]).any():
+        text += " A mode that failed or was not run has no numbers: its rows show —."
+    if gaps["status"].eq(INCOMPLETE).any():
+        text += " An incomplete mode's numbers cover only its repeats that finished."
+    return text + (
+        " Why, and each log: *Training jobs without results* below. Fix the cause and run Snakemake "
+        "again: only the missing jobs and the summary run, and this file is replaced by a complete "
+        "summary (plots and repeats.csv are made only then)."
+    )
+
+
+def missing_section(missing: list[MissingJob]) -> list[str]:
+    rows = [
+        [_job_label(job.mode, job.repeat), job.status,
+         _reason(job).replace("|", "\\|"), f"`{job.log}`" if job.status == FAILED and job.log else "—"]
+        for job in missing
+    ]
+    return ["## Training jobs without results", ""] + _markdown_table(
+        ["job", "status", "reason", "log"], ["l", "l", "l", "l"], rows) + [""]
+
+
+def gaps_table(table: pd.DataFrame, gaps: pd.DataFrame) -> pd.DataFrame:
+    """summary.csv's rows with a status, log and reason per mode; a row without numbers per mode that
+    has no results, in the configured order."""
+    table = table.assign(status="ok", log="", reason="")
+    notes = gaps.set_index("mode")
+    for col in ("status", "log", "reason"):
+        table[col] = [notes.loc[m, col] if m in notes.index else table.loc[i, col]
+                      for i, m in zip(table.index, table["mode"])]
+    empty = gaps.loc[~gaps["mode"].isin(table["mode"]), ["mode", "status", "log", "reason"]]
+    table = pd.concat([table, empty], ignore_index=True) if len(empty) else table
+    position = {mode: i for i, mode in enumerate(gaps.attrs["order"])}
+    table = table.sort_values("mode", key=lambda s: s.map(position), kind="stable")
+    counts = ["epochs", "repeats", "graph_breaks", "recompiles"]
+    return table.astype({col: "Int64" for col in counts}).reset_index(drop=True)
+
+
 # ---------------------------------------------------------------- entry
 def main(timing_csvs: list, timing_jsons: list, summary_csv, summary_md, *, baseline: str = "none",
-         run_name: str, dataset_note: str = "", repeats_csv=None, article_csv=None) -> pd.DataFrame:
+         run_name: str, dataset_note: str = "", repeats_csv=None, article_csv=None,
+         missing: list[MissingJob] | None = None, mode_order: list[str] | None = None) -> pd.DataFrame:
+    """The summary of the finished training jobs; with `missing`, a partial one that marks them."""
+    position = {mode: i for i, mode in enumerate(mode_order or [])}
+    missing = sorted(missing or [], key=lambda job: (position.get(job.mode, len(position)), job.repeat))
     runs = load_runs(list(timing_csvs), list(timing_jsons))
     jobs = build_jobs(runs, baseline)
     summary = build_summary(jobs, baseline)
+    gaps = build_gaps(summary, missing, mode_order or []) if missing else None
     if baseline not in summary["mode"].values:
         log.warning("baseline mode %r not in this run; speedup columns left empty", baseline)
     if summary["steady_epoch_s"].isna().all():
@@ -493,17 +682,24 @@ def main(timing_csvs: list, timing_jsons: list, summary_csv, summary_md, *, base
     if article_csv is not None:
         article, article_setup = read_article(article_csv)
         setup = run_setup([meta for _, _, _, meta in runs])
-        comparison = article_section(summary, baseline, article, article_setup, setup)
+        statuses = None if gaps is None else dict(zip(gaps["mode"], gaps["status"]))
+        comparison = article_section(summary, baseline, article, article_setup, setup, statuses,
+                                     None if gaps is None else gaps.attrs["order"])
     table = summary.drop(columns="eager")
+    if gaps is not None:
+        table = gaps_table(table, gaps)
     if repeats_csv is not None:
         with atomic_write(repeats_csv, newline="") as handle:
             jobs.drop(columns="eager").to_csv(handle, index=False)
     with atomic_write(summary_csv, newline="") as handle:
         table.to_csv(handle, index=False)
     with atomic_write(summary_md, encoding="utf-8") as handle:
-        handle.write(render_markdown(summary, baseline, run_name, dataset_note, comparison))
-    log.info("summarised %d training jobs of %d modes into %s and %s", len(jobs), len(table),
+        handle.write(render_markdown(summary, baseline, run_name, dataset_note, comparison, gaps, missing))
+    log.info("summarised %d training jobs of %d modes into %s and %s", len(jobs), len(summary),
              summary_csv, summary_md)
+    if gaps is not None:
+        log.info("partial summary: %d training jobs have no results (%s)", len(missing),
+                    ", ".join(f"{_job_name(j.mode, j.repeat)} {j.status}" for j in missing))
     return table
 
 

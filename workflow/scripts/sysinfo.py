@@ -30,6 +30,14 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def os_release() -> str:
+    """The distribution's own name (`Debian GNU/Linux 12 (bookworm)`), else system and release."""
+    try:
+        return platform.freedesktop_os_release()["PRETTY_NAME"]
+    except (OSError, KeyError):
+        return f"{platform.system()} {platform.release()}".strip() or "unknown"
+
+
 def gpu_driver() -> str | None:
     out = _run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
     return out.splitlines()[0].strip() if out else None
@@ -69,6 +77,7 @@ def versions() -> dict:
         "cpu": cpu_model(),
         "cpu_cores": os.cpu_count(),
         "os": platform.platform(),
+        "os_release": os_release(),
         "hostname": platform.node(),
     }
 

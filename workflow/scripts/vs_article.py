@@ -41,12 +41,32 @@ def comparison_table(summary: pd.DataFrame, article: pd.DataFrame, baseline: str
     return pd.DataFrame(rows)
 
 
-def _bars(ax, x: list[float], values: list[float], colour, label: str):
+def _bars(ax, x: list[float], values: list[float], colour, label: str, inside: bool = False):
+    """Bars with their value written on top, or `inside` (centred) where whiskers sit on top."""
     bars = ax.bar(x, [0.0 if math.isnan(v) else v for v in values], width=0.38, color=colour,
                   label=label, edgecolor="white", linewidth=0.8, zorder=2)
-    labels = ["n/a" if math.isnan(v) else f"{v:.2f}x" for v in values]
-    ax.bar_label(bars, labels=labels, padding=2, fontsize=8,
-                 bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
+    box = {"facecolor": "white", "edgecolor": "none", "pad": 0.5}
+    ax.bar_label(bars, labels=["" if math.isnan(v) else f"{v:.2f}x" for v in values], padding=2,
+                 fontsize=8, label_type="center" if inside else "edge", bbox=box)
+    for position, value in zip(x, values):  # a mode that one side did not run: no bar
+        if math.isnan(value):
+            ax.annotate("n/a", xy=(position, 0), xytext=(0, 3), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=8, bbox=box)
+
+
+def protocol_label(train: dict) -> str:
+    """`resnet50, 224 px, batch 64, fp16, 3 epochs` from the keys of `train` that are known."""
+    parts = [str(train["model"])] if train.get("model") else []
+    for key, fmt in (("image_size", "{} px"), ("batch_size", "batch {}"), ("precision", "{}"),
+                     ("epochs", "{} epochs")):
+        if train.get(key) not in (None, ""):
+            parts.append(fmt.format(train[key]))
+    return ", ".join(parts)
+
+
+def legend_label(who: str, machine: str, train: dict) -> str:
+    protocol = protocol_label(train)
+    return f"{who}: {machine}" + (f" — {protocol}" if protocol else "")
 
 
 def figure(table: pd.DataFrame, baseline: str, ours_label: str, article_label: str, context: str):
@@ -54,9 +74,10 @@ def figure(table: pd.DataFrame, baseline: str, ours_label: str, article_label: s
     x = list(range(len(table)))
     ours_x = [i - 0.2 for i in x]
     has_spread = (table["ours_max"] - table["ours_min"]).fillna(0).gt(0).any()
-    _bars(ax, ours_x, table["ours"].astype(float).tolist(), OURS_COLOUR, f"this run: {ours_label}")
+    _bars(ax, ours_x, table["ours"].astype(float).tolist(), OURS_COLOUR, ours_label,
+          inside=has_spread)
     _bars(ax, [i + 0.2 for i in x], table["article"].astype(float).tolist(), ARTICLE_COLOUR,
-          f"article: {article_label}")
+          article_label)
     if has_spread:
         low = (table["ours"] - table["ours_min"]).fillna(0).tolist()
         high = (table["ours_max"] - table["ours"]).fillna(0).tolist()
@@ -97,9 +118,13 @@ def main(summary_csv, article_csv, timing_jsons: list, out_dir, *, run_name: str
     table = comparison_table(summary, article, baseline)
     sns.set_theme(style="whitegrid", context="notebook")
     plt.rcParams["svg.hashsalt"] = "torch-compile-bench"  # stable SVG ids across runs
-    fig = figure(table, baseline, setup_label(setup["hardware"], setup["torch"]),
-                 setup_label(article_setup.get("gpu", "unknown GPU"), article_setup.get("torch", "unknown")),
-                 plot._context(run_name, device_note))
+    # Each legend entry names its machine, PyTorch and protocol: the two setups side by side.
+    ours = legend_label("this run", setup_label(setup["hardware"], setup["torch"]), setup["train"])
+    theirs = legend_label(
+        "article",
+        setup_label(article_setup.get("gpu", "unknown GPU"), article_setup.get("torch", "unknown")),
+        article_setup)
+    fig = figure(table, baseline, ours, theirs, plot._context(run_name, device_note))
     written = plot.save(fig, Path(out_dir), "vs_article")
     log.info("wrote %s", ", ".join(str(p) for p in written))
     return written
