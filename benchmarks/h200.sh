@@ -13,6 +13,13 @@
 #                 see README), eager and reduce-overhead, same model, batch, image size, precision
 #                 and memory format, through .gpu-extra/timm_bench_wrap.py (adds torch.compile)
 #   train:MODE    one mode's training job (Snakemake; each job compiles into a cold cache)
+#   detach:train:MODE
+#                 the same job started in a session of its own (setsid), so that it outlives this
+#                 call while the host stays held: for a job longer than one call (a cold
+#                 max-autotune took 520 to over 596 s). Follow it with `wait`, in this call and
+#                 the next ones, before any other stage: GPU jobs must never overlap.
+#   wait          wait (up to the budget) until a detached job has ended; every stage that uses
+#                 Snakemake or the GPU waits for it first
 #   summary       everything else: summary, plots, report inputs (Snakemake); skipped until all
 #                 four modes' timings exist (it would otherwise start the missing training jobs)
 # The reference run (docs/reference/h200/) was three calls, then the summary on another machine
@@ -42,7 +49,9 @@ trap pack EXIT
 
 # seconds a stage needs on an H200 (GPU-FACTS.md and earlier calls), with a margin
 declare -A need=([data]=150 [diagnose]=200 [timm]=150 [summary]=60
-    [train:none]=170 [train:reduce-overhead]=150 [train:default]=220 [train:max-autotune]=560)
+    [train:none]=170 [train:reduce-overhead]=150 [train:default]=220 [train:max-autotune]=560
+    [detach:train:max-autotune]=0 [detach:train:default]=0 [detach:train:none]=0
+    [detach:train:reduce-overhead]=0)
 # a stage is done when this file exists
 declare -A done_file=([data]="$data/filelists/all.txt" [diagnose]=results/loader_overhead.csv
     [timm]=results/timm/reduce-overhead.csv [summary]="$run/summary.csv")
@@ -51,8 +60,15 @@ if ! python3 -c 'import nvidia.dali, snakemake' 2>/dev/null; then
     [ -d /tmp/parts ] && bash .gpu-bundle/unbundle.sh /tmp/parts >>"$out/h200.log" 2>&1 || { log "bundle missing"; exit 1; }
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.used,utilization.gpu --format=csv | tee -a "$out/h200.log"
-# a call killed at its time limit leaves Snakemake's lock behind; nothing else runs here
-"${sm[@]}" --unlock >>"$out/h200.log" 2>&1
+detached_running() { pgrep -f "snakemake.*--configfile $config" >/dev/null; }
+wait_detached() {
+    while detached_running && [ "$(left)" -gt 15 ]; do sleep 5; done
+    if detached_running; then log "a detached job is still running ($(left) s left)"; return 1; fi
+    [ -e results/detached.log ] && tail -n 2 results/detached.log >>"$out/h200.log"
+    return 0
+}
+# a call killed at its time limit leaves Snakemake's lock behind (unless a detached job holds it)
+detached_running || "${sm[@]}" --unlock >>"$out/h200.log" 2>&1
 
 timm_bench() {  # MODE: timm's benchmark.py on one fixed batch (its --bench train)
     local mode=$1 extra=()
@@ -64,7 +80,9 @@ timm_bench() {  # MODE: timm's benchmark.py on one fixed batch (its --bench trai
 }
 
 for stage in "$@"; do
-    file=${done_file[$stage]:-$run/timings/${stage#train:}.csv}
+    if [ "$stage" = wait ]; then log "wait"; wait_detached; log "wait: exit $?"; continue; fi
+    wait_detached || break
+    file=${done_file[$stage]:-$run/timings/${stage#*train:}.csv}
     if [ -e "$file" ]; then log "$stage: done before"; continue; fi
     if [ "$(left)" -lt "${need[$stage]:-600}" ]; then
         log "$stage: not started, $(left) s left, needs ~${need[$stage]:-600} s"
@@ -85,6 +103,9 @@ for stage in "$@"; do
             timm_bench none && timm_bench reduce-overhead
             tail -n 3 results/timm/*.log >>"$out/h200.log" ;;
         train:*) timeout "$(left)" "${sm[@]}" "$file" >>"$out/h200.log" 2>&1 ;;
+        detach:train:*)
+            setsid nohup "${sm[@]}" "$file" >results/detached.log 2>&1 </dev/null &
+            sleep 5; detached_running ;;
         summary)
             if ls "$run"/timings/{none,default,reduce-overhead,max-autotune}.csv >/dev/null 2>&1; then
                 timeout "$(left)" "${sm[@]}" >>"$out/h200.log" 2>&1
