@@ -7,8 +7,10 @@
 #   bash benchmarks/h200.sh BUDGET_S STAGE...
 # Stages:
 #   data          generate the 101,000 JPEGs and their DALI file lists (Snakemake)
-#   diagnose      benchmarks/loader_overhead.py: per mode, what feeds the step (DALI variants,
-#                 one synthetic batch, rotating synthetic batches), with the host's CPU time per step
+#   diagnose      benchmarks/loader_overhead.py: per mode, what feeds the step (one synthetic batch,
+#                 DALI with the loop's variants: stream priority, fetching on a thread; DALI
+#                 fetched but not used), with the host's CPU time per step, and profiler traces
+#                 (results/profile: GPU busy/idle per step, costliest CUDA calls)
 #   timm          timm's benchmark.py --bench train (.gpu-extra/timm_benchmark.py, not in the repo:
 #                 see README), eager and reduce-overhead, same model, batch, image size, precision
 #                 and memory format, through .gpu-extra/timm_bench_wrap.py (adds torch.compile)
@@ -48,7 +50,7 @@ pack() {
 trap pack EXIT
 
 # seconds a stage needs on an H200 (GPU-FACTS.md and earlier calls), with a margin
-declare -A need=([data]=150 [diagnose]=200 [timm]=150 [summary]=60
+declare -A need=([data]=150 [diagnose]=240 [timm]=150 [summary]=60
     [train:none]=170 [train:reduce-overhead]=150 [train:default]=220 [train:max-autotune]=560
     [detach:train:max-autotune]=0 [detach:train:default]=0 [detach:train:none]=0
     [detach:train:reduce-overhead]=0)
@@ -94,9 +96,11 @@ for stage in "$@"; do
         diagnose)
             TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-bench TRITON_CACHE_DIR=/tmp/triton-cache-bench \
                 timeout "$(left)" python3 benchmarks/loader_overhead.py --configfile "$config" \
-                --modes none reduce-overhead --threads 8 --steps 80 --blocks 3 --warmup 20 \
-                --feeds synthetic dali synthetic:stream=default dali:stream=default \
-                dali:exec_dynamic=false dali:prefetch=6 synthetic-rotating \
+                --modes reduce-overhead none --steps 80 --blocks 3 --warmup 20 \
+                --feeds synthetic dali dali:stream=side-high dali:fetch=thread \
+                dali:stream=side-high,fetch=thread dali-fetch-only synthetic:stream=side-high \
+                --profile results/profile --profile-steps 25 \
+                --profile-feeds synthetic dali dali:stream=side-high,fetch=thread \
                 --out results/loader_overhead.csv >>"$out/h200.log" 2>&1 ;;
         timm)
             mkdir -p results/timm

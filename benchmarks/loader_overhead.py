@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
+import json
+import re
 import statistics
+from collections import defaultdict
 import sys
 import time
 from pathlib import Path
@@ -115,11 +119,12 @@ def timm_style_step(model, device, lr: float):
 
 
 def parse_feed(text: str) -> tuple[str, dict]:
-    """'dali', 'dali:threads=4,prefetch=2', 'synthetic:stream=default', 'synthetic-rotating'
-    -> (kind, overrides)."""
+    """'dali', 'dali:threads=4,fetch=thread', 'synthetic:stream=side-high', 'synthetic-rotating',
+    'dali-fetch-only' -> (kind, overrides)."""
     kind, _, rest = text.partition(":")
-    if kind not in ("dali", "synthetic", "synthetic-rotating"):
-        raise SystemExit(f"unknown feed {text!r}: use dali[:key=value,...], synthetic or synthetic-rotating")
+    if kind not in ("dali", "synthetic", "synthetic-rotating", "dali-fetch-only"):
+        raise SystemExit(f"unknown feed {text!r}: use dali[:key=value,...], dali-fetch-only[:key=value,...], "
+                         "synthetic or synthetic-rotating")
     overrides = {}
     for item in filter(None, rest.split(",")):
         key, _, value = item.partition("=")
@@ -144,11 +149,115 @@ def make_feed(text: str, config: dict, filelist, images_dir, device, classes: in
         device=device, dtype=t["precision"], threads=loader["threads"], prefetch=loader["prefetch"],
         hw_decoder_load=loader["hw_decoder_load"], seed=t["seed"],
         **{k: v for k, v in overrides.items() if k in pipeline_keys})
-    return train.DaliLoader(pipe, t["channels_last"])
+    dali = train.DaliLoader(pipe, t["channels_last"], fetch=loader.get("fetch", "inline"), device=device)
+    return FetchOnly(dali, fixed) if kind == "dali-fetch-only" else dali
+
+
+class FetchOnly:
+    """Fetches every DALI batch as the dali feed does, but steps on the fixed synthetic batch: what
+    the fetching costs the step, apart from what the batches' contents and addresses do."""
+
+    def __init__(self, dali: train.DaliLoader, fixed: train.SyntheticLoader):
+        self.dali, self.fixed = dali, fixed
+
+    def __iter__(self):
+        for _ in self.dali:
+            yield self.fixed.batch, self.fixed.labels
+
+
+def union_us(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Merge overlapping (start, end) intervals."""
+    merged: list[list[float]] = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [(a, b) for a, b in merged]
+
+
+def length_us(intervals) -> float:
+    return sum(end - start for start, end in intervals)
+
+
+def overlap_us(a, b) -> float:
+    """Length of the intersection of two merged interval lists."""
+    total, i, j = 0.0, 0, 0
+    while i < len(a) and j < len(b):
+        total += max(0.0, min(a[i][1], b[j][1]) - max(a[i][0], b[j][0]))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+def trace_summary(trace: dict, steps: int, marker: str = "timed-steps") -> dict:
+    """Per step, from a PyTorch profiler (Kineto) chrome trace of `steps` steps inside `marker`:
+    wall time, GPU time on the training stream (the stream with the most kernel time), the
+    training stream's idle time, the other streams' GPU time (DALI's) and how much of it ran
+    beside the training stream's, and the CUDA runtime calls that took longest on the main thread
+    and on all other threads (DALI's, the autograd engine's)."""
+    events = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X" and "dur" in e]
+    window = next(e for e in events if e.get("name") == marker and e.get("cat") == "user_annotation")
+    t0, t1, main_tid = window["ts"], window["ts"] + window["dur"], window["tid"]
+    inside = [e for e in events if t0 <= e["ts"] <= t1]
+    streams = defaultdict(list)
+    for e in inside:
+        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+            streams[e.get("args", {}).get("stream")].append((e["ts"], e["ts"] + e["dur"]))
+    row = {"ms_per_step": round(window["dur"] / steps / 1e3, 3)}
+    if streams:
+        merged = {stream: union_us(intervals) for stream, intervals in streams.items()}
+        training = max(merged, key=lambda stream: length_us(merged[stream]))
+        others = union_us([iv for stream, ivs in merged.items() if stream != training for iv in ivs])
+        busy = length_us(merged[training])
+        row.update({
+            "gpu_training_stream_ms_per_step": round(busy / steps / 1e3, 3),
+            "training_stream_idle_ms_per_step": round((window["dur"] - busy) / steps / 1e3, 3),
+            "gpu_other_streams_ms_per_step": round(length_us(others) / steps / 1e3, 3),
+            "gpu_other_beside_training_ms_per_step": round(overlap_us(merged[training], others) / steps / 1e3, 3),
+            "kernels_per_step": round(len(streams[training]) / steps, 1),
+            "other_streams": len(merged) - 1,
+        })
+    calls = {"main": defaultdict(float), "other": defaultdict(float)}
+    for e in inside:
+        if e.get("cat") == "cuda_runtime" or e.get("cat") == "cuda_driver":
+            calls["main" if e["tid"] == main_tid else "other"][e["name"]] += e["dur"]
+    for thread, totals in calls.items():
+        top = sorted(totals.items(), key=lambda item: -item[1])[:5]
+        row[f"cuda_calls_{thread}_thread"] = "; ".join(f"{name} {us / steps / 1e3:.3f}" for name, us in top)
+    return row
+
+
+def profile_feed(step, source, steps: int, device, stream: str, path: Path) -> dict:
+    """Profile `steps` steps (PyTorch profiler, CPU and CUDA activity); write the trace to `path`
+    (gzipped chrome trace) and return trace_summary's numbers."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    run_steps(step, source, 5, device, stream)
+    train.synchronize(device)
+    with profile(activities=activities) as prof:
+        with record_function("timed-steps"):
+            run_steps(step, source, steps, device, stream)
+            train.synchronize(device)
+    plain = path.with_suffix("")  # name.json
+    prof.export_chrome_trace(str(plain))
+    trace = json.loads(plain.read_text())
+    with open(plain, "rb") as src, gzip.open(path, "wb") as dst:
+        dst.write(src.read())
+    plain.unlink()
+    return trace_summary(trace, steps)
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.-]+", "_", text).strip("_")
 
 
 def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str], steps: int, warmup: int,
-               blocks: int, timm: bool) -> list[dict]:
+               blocks: int, timm: bool, profile_dir: Path | None = None, profile_steps: int = 25,
+               profile_feeds: list[str] | None = None) -> tuple[list[dict], list[dict]]:
     t, device = config["train"], torch.device(config["train"]["device"])
     images, classes = train.count_classes(filelist)
     torch.manual_seed(t["seed"])
@@ -191,6 +300,19 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
         ratio = statistics.median(rates[feed]) / base
         rows.append({"mode": mode, "feed": f"{feed}/{feeds[0]}", "images_per_s": round(ratio, 4)})
         print(f"{mode:>16} {feed + '/' + feeds[0]:<36} {ratio:.3f}", flush=True)
+    profiles = []
+    if profile_dir is not None:
+        profile_dir.mkdir(parents=True, exist_ok=True)
+        for feed in profile_feeds if profile_feeds is not None else feeds:
+            path = profile_dir / f"{slug(mode)}-{slug(feed)}.json.gz"
+            try:
+                numbers = profile_feed(step, sources[feed], profile_steps, device, streams[feed], path)
+            except Exception as err:  # a profiler failure must not cost the timings above
+                print(f"{mode:>16} {feed:<36} profile failed: {err!r}", flush=True)
+                continue
+            profiles.append({"mode": mode, "feed": feed, "steps": profile_steps, **numbers, "trace": path.name})
+            print(f"{mode:>16} {feed:<36} profile: " + ", ".join(f"{k} {v}" for k, v in numbers.items()),
+                  flush=True)
     if timm:
         timm_step = timm_style_step(model, device, t["optimizer"]["lr"])
         run_steps(timm_step, sources[feeds[0]], warmup, device, streams[feeds[0]])
@@ -203,7 +325,7 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
                      "images_per_s_max": round(max(timm_rates), 1)})
         print(f"{mode:>16} {'timm-style-' + feeds[0]:<36} {rows[-1]['images_per_s']:8.1f} images/s", flush=True)
     print(f"{mode:>16} warm-up incl. compile {compile_s:.0f} s", flush=True)
-    return rows
+    return rows, profiles
 
 
 def bench_dali_alone(config: dict, filelist, images_dir, *, batches: int, threads: int, hw_load: float) -> dict:
@@ -238,6 +360,11 @@ def main(argv=None) -> None:
     parser.add_argument("--dali-only", action="store_true", help="only time DALI alone")
     parser.add_argument("--threads", type=int, nargs="*", help="DALI threads to try (default: config)")
     parser.add_argument("--hw-loads", type=float, nargs="*", help="hw_decoder_load values (default: config)")
+    parser.add_argument("--profile", metavar="DIR",
+                        help="also profile each feed (PyTorch profiler, CPU and CUDA): gzipped chrome traces "
+                             "and DIR/profile.csv with GPU busy/idle time per step and the costliest CUDA calls")
+    parser.add_argument("--profile-steps", type=int, default=25)
+    parser.add_argument("--profile-feeds", nargs="*", help="feeds to profile (default: all)")
     parser.add_argument("--out", default="results/loader_overhead.csv")
     args = parser.parse_args(argv)
 
@@ -245,23 +372,34 @@ def main(argv=None) -> None:
     filelist, images_dir = data_paths(config)
     print(f"{config['train']['model']}, batch {config['train']['batch_size']}, {config['train']['precision']}, "
           f"{filelist}; {versions()}", flush=True)
-    rows = []
+    rows, profiles = [], []
     for threads in args.threads or [config["loader"]["threads"]]:
         for hw_load in args.hw_loads or [config["loader"]["hw_decoder_load"]]:
             rows.append(bench_dali_alone(config, filelist, images_dir, batches=300, threads=threads,
                                          hw_load=hw_load))
     if not args.dali_only:
         for mode in args.modes:
-            rows.extend(bench_mode(mode, config, filelist, images_dir, feeds=args.feeds, steps=args.steps,
-                                   warmup=args.warmup, blocks=args.blocks, timm=not args.no_timm_style))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    fields = ["mode", "feed", "images_per_s", "images_per_s_min", "images_per_s_max", "ms_per_step",
-              "host_cpu_ms_per_step", "fetch_ms_per_step", "warmup_s"]
-    with open(args.out, "w", newline="") as handle:
+            timed_rows, profiled = bench_mode(
+                mode, config, filelist, images_dir, feeds=args.feeds, steps=args.steps, warmup=args.warmup,
+                blocks=args.blocks, timm=not args.no_timm_style,
+                profile_dir=Path(args.profile) if args.profile else None, profile_steps=args.profile_steps,
+                profile_feeds=args.profile_feeds)
+            rows.extend(timed_rows)
+            profiles.extend(profiled)
+            write_csv(args.out, rows)  # after every mode: a later mode's failure keeps these
+            if profiles:
+                write_csv(Path(args.profile) / "profile.csv", profiles)
+    write_csv(args.out, rows)
+    print(f"wrote {args.out}")
+
+
+def write_csv(path, rows: list[dict]) -> None:
+    fields = list(dict.fromkeys(key for row in rows for key in row))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields)
         writer.writeheader()
         writer.writerows(rows)
-    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

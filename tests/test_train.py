@@ -109,7 +109,7 @@ def test_eager_with_dali_writes_one_row_per_epoch(dataset, tmp_path):
     assert facts["mode"] == "none"
 
 
-def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset):
+def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, tmp_path):
     """benchmarks/loader_overhead.py on the CPU: every feed is timed and compared with the first."""
     import importlib.util
 
@@ -119,9 +119,11 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset):
     spec.loader.exec_module(bench)
     filelist, images = dataset
     config = {"train": settings(cuda_stream="side"), "loader": LOADER}
-    feeds = ["synthetic", "synthetic-rotating:count=2", "dali:threads=1", "dali:stream=default"]
-    rows = bench.bench_mode("none", config, filelist, images, feeds=feeds, steps=3, warmup=1, blocks=2,
-                            timm=False)
+    feeds = ["synthetic", "synthetic-rotating:count=2", "dali:threads=1", "dali:stream=default",
+             "dali:fetch=thread,stream=side-high", "dali-fetch-only"]
+    rows, profiles = bench.bench_mode("none", config, filelist, images, feeds=feeds, steps=3, warmup=1,
+                                      blocks=2, timm=False, profile_dir=tmp_path, profile_steps=2,
+                                      profile_feeds=["synthetic", "dali:threads=1"])
     timed = {row["feed"]: row for row in rows if "/" not in row["feed"]}
     assert list(timed) == feeds
     for row in timed.values():
@@ -133,6 +135,88 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset):
         timed["dali:threads=1"]["images_per_s"] / timed["synthetic"]["images_per_s"], rel=0.01)
     with pytest.raises(SystemExit, match="unknown feed"):
         bench.parse_feed("pytorch-dataloader")
+    # profiled feeds: a real profiler trace each, summarised per step (no GPU here: wall time only)
+    assert [p["feed"] for p in profiles] == ["synthetic", "dali:threads=1"]
+    for profile in profiles:
+        assert profile["ms_per_step"] > 0 and "gpu_training_stream_ms_per_step" not in profile
+        assert (tmp_path / profile["trace"]).stat().st_size > 0
+
+
+def test_trace_summary_splits_training_stream_from_loader_streams():
+    """GPU time per stream from a Kineto-style trace: the busiest stream is the training stream."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "loader_overhead", Path(__file__).resolve().parents[1] / "benchmarks" / "loader_overhead.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+
+    def event(name, cat, ts, dur, tid=1, stream=None):
+        return {"ph": "X", "name": name, "cat": cat, "ts": ts, "dur": dur, "tid": tid,
+                "args": {} if stream is None else {"stream": stream}}
+
+    trace = {"traceEvents": [
+        event("timed-steps", "user_annotation", 0, 2000),  # 2 steps, 1 ms each
+        event("k1", "kernel", 0, 600, tid=7, stream=13),
+        event("k2", "kernel", 500, 700, tid=7, stream=13),  # overlaps k1: busy 0..1200
+        event("k3", "kernel", 1500, 300, tid=7, stream=13),  # busy 1500..1800 -> 1500 us in all
+        event("dali", "kernel", 1100, 600, tid=7, stream=99),  # 1100..1700, 300 us beside training
+        event("cudaStreamSynchronize", "cuda_runtime", 100, 400, tid=1),
+        event("cudaLaunchKernel", "cuda_runtime", 50, 10, tid=1),
+        event("cudaEventSynchronize", "cuda_runtime", 100, 200, tid=5),
+        event("late", "kernel", 5000, 100, tid=7, stream=13),  # outside the window: ignored
+    ]}
+    row = bench.trace_summary(trace, steps=2)
+    assert row["ms_per_step"] == 1.0
+    assert row["gpu_training_stream_ms_per_step"] == 0.75
+    assert row["training_stream_idle_ms_per_step"] == 0.25
+    assert row["gpu_other_streams_ms_per_step"] == 0.3
+    assert row["gpu_other_beside_training_ms_per_step"] == 0.15
+    assert row["kernels_per_step"] == 1.5 and row["other_streams"] == 1
+    assert row["cuda_calls_main_thread"].startswith("cudaStreamSynchronize 0.200")
+    assert row["cuda_calls_other_thread"] == "cudaEventSynchronize 0.100"
+
+
+def dali_loader(dataset, **kwargs):
+    filelist, images = dataset
+    pipe = train.dali_pipeline(str(filelist), str(images), image_size=32, batch_size=8,
+                               device=torch.device("cpu"), dtype="fp32", threads=1, prefetch=2,
+                               hw_decoder_load=0.0, seed=0)
+    return train.DaliLoader(pipe, channels_last=True, **kwargs)
+
+
+def test_fetching_on_a_thread_gives_the_same_batches_in_the_same_order(dataset):
+    inline, threaded = dali_loader(dataset), dali_loader(dataset, fetch="thread")
+    for _ in range(2):  # two epochs: the thread ends with each epoch and starts again
+        expected = [(images.clone(), labels.clone()) for images, labels in inline]
+        got = [(images.clone(), labels.clone()) for images, labels in threaded]
+        assert len(got) == len(expected) == 40 // 8
+        for (a, la), (b, lb) in zip(expected, got):
+            assert torch.equal(la, lb) and torch.equal(a, b)
+    with pytest.raises(PipelineError, match="loader.fetch 'process'"):
+        dali_loader(dataset, fetch="process")
+
+
+def test_fetching_thread_raises_loader_errors_here_and_stops_when_left():
+    import threading
+
+    def failing():
+        yield 1, 1
+        raise OSError("disk gone")
+
+    batches = train.fetched_on_thread(failing(), 2, torch.device("cpu"))
+    assert next(batches) == (1, 1)
+    with pytest.raises(OSError, match="disk gone"):
+        next(batches)
+
+    def endless():
+        while True:
+            yield 0, 0
+
+    batches = train.fetched_on_thread(endless(), 2, torch.device("cpu"))
+    next(batches)
+    batches.close()  # leaving the loop early: the thread must stop, not block on a full queue
+    assert not any(t.name == "loader-fetch" and t.is_alive() for t in threading.enumerate())
 
 
 def test_dali_batches_mix_classes_and_are_channels_last(dataset):

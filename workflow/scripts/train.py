@@ -14,9 +14,11 @@ import json
 import logging
 import math
 import os
+import queue
 import re
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -224,6 +226,10 @@ def compile_cache(policy: str, mode_name: str) -> Iterator[dict]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+# CUDA stream priority of train.cuda_stream side-high: the highest PyTorch offers (lower = higher)
+HIGH_PRIORITY = -1
+
+
 @contextlib.contextmanager
 def training_stream(device: torch.device, policy: str) -> Iterator[str]:
     """Run what is inside on the CUDA stream `policy` names; yields what was used, for the JSON.
@@ -231,16 +237,68 @@ def training_stream(device: torch.device, policy: str) -> Iterator[str]:
     side: a new stream of PyTorch's (created non-blocking). On the legacy default stream, work
     that DALI or nvJPEG puts on blocking streams (or any synchronous CUDA call they make) is
     ordered with every training kernel around it, so the loader's GPU work lands on the step's
-    critical path; a stream of its own lets the two overlap. default: the legacy default stream.
+    critical path; a stream of its own lets the two overlap. side-high: the same at high
+    priority, so that when DALI's kernels (resize, normalise) and the step's both wait for the
+    GPU, the step's go first and DALI's fill the gaps (DALI has batches to spare: it runs ahead).
+    default: the legacy default stream.
     """
     if device.type != "cuda" or policy == "default":
         yield "default" if device.type == "cuda" else "none (cpu)"
         return
-    stream = torch.cuda.Stream(device)
+    priority = HIGH_PRIORITY if policy == "side-high" else 0
+    stream = torch.cuda.Stream(device, priority=priority)
     stream.wait_stream(torch.cuda.current_stream(device))
     with torch.cuda.stream(stream):
-        yield "side"
+        yield policy
     torch.cuda.current_stream(device).wait_stream(stream)
+
+
+def fetched_on_thread(batches: Iterable, depth: int, device: torch.device) -> Iterator:
+    """What `batches` yields, pulled up to `depth` items ahead on a thread of its own.
+
+    The loader's host work (DALI's scheduling and output hand-over, the iterator's Python) then
+    runs beside the training thread instead of between its steps. On CUDA the thread works on the
+    caller's current stream, so DALI's outputs are imported (DLPack) with that stream waiting for
+    them, as when they are fetched inline. Errors in the thread are raised here; leaving early
+    stops the thread.
+    """
+    items: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    stream = torch.cuda.current_stream(device) if device.type == "cuda" else None
+    end = object()
+
+    def offer(item) -> bool:
+        while not stop.is_set():
+            try:
+                items.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
+                for item in batches:
+                    if not offer(item):
+                        return
+            offer((end, None))
+        except BaseException as err:  # handed to the training thread, raised there
+            offer((end, err))
+
+    thread = threading.Thread(target=work, name="loader-fetch", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = items.get()
+            if item[0] is end:
+                if item[1] is not None:
+                    raise item[1]
+                return
+            yield item
+    finally:
+        stop.set()
+        thread.join()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -311,7 +369,8 @@ def dali_pipeline(
 class DaliLoader:
     """Iterates a DALI pipeline as (images, labels) torch batches, dropping the last partial batch."""
 
-    def __init__(self, pipe, channels_last: bool):
+    def __init__(self, pipe, channels_last: bool, *, fetch: str = "inline", device: torch.device | None = None,
+                 depth: int = 2):
         from nvidia.dali.plugin.base_iterator import LastBatchPolicy
         from nvidia.dali.plugin.pytorch import DALIGenericIterator
 
@@ -329,8 +388,16 @@ class DaliLoader:
         )
         self.steps_per_epoch = len(self._iterator)
         self.channels_last = channels_last
+        if fetch not in ("inline", "thread"):
+            raise PipelineError(f"loader.fetch {fetch!r}: use inline or thread")
+        self.fetch, self.device, self.depth = fetch, device or torch.device("cpu"), depth
 
     def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        if self.fetch == "thread":
+            return fetched_on_thread(self._batches(), self.depth, self.device)
+        return self._batches()
+
+    def _batches(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         for batch in self._iterator:
             images = batch[0]["images"].permute(0, 3, 1, 2)  # NHWC storage, NCHW view
             if not self.channels_last:
@@ -574,7 +641,7 @@ def build_loader(filelist, images_dir, train: dict, loader: dict, device, num_cl
         device=device, dtype=train["precision"], threads=loader["threads"], prefetch=loader["prefetch"],
         hw_decoder_load=loader["hw_decoder_load"], seed=train["seed"],
     )
-    return DaliLoader(pipe, train["channels_last"])
+    return DaliLoader(pipe, train["channels_last"], fetch=loader.get("fetch", "inline"), device=device)
 
 
 def main(filelist, images_dir, out_csv, out_json, *, mode_name: str, compile_settings: dict | None,
