@@ -8,9 +8,10 @@
 # Stages:
 #   data          generate the 101,000 JPEGs and their DALI file lists (Snakemake)
 #   diagnose      benchmarks/loader_overhead.py: per mode, what feeds the step (one synthetic batch,
-#                 DALI with the loop's variants: stream priority, fetching on a thread; DALI
+#                 DALI with variants of the loader: resize without antialias, fewer threads; DALI
 #                 fetched but not used), with the host's CPU time per step, and profiler traces
-#                 (results/profile: GPU busy/idle per step, costliest CUDA calls)
+#                 (results/profile: GPU busy/idle per step, DALI's costliest kernels, costliest
+#                 CUDA calls)
 #   timm          timm's benchmark.py --bench train (.gpu-extra/timm_benchmark.py, not in the repo:
 #                 see README), eager and reduce-overhead, same model, batch, image size, precision
 #                 and memory format, through .gpu-extra/timm_bench_wrap.py (adds torch.compile)
@@ -44,13 +45,15 @@ left() { echo $((budget - ($(date +%s) - start))); }
 log() { echo "[$(date +%T) +$(($(date +%s) - start))s] $*" | tee -a "$out/h200.log"; }
 
 pack() {
-    tar czf "$out/results.tgz" --exclude='*.tmp' results "$data"/filelists "$data"/logs .snakemake/log 2>/dev/null
+    # profiler traces (results/profile/*.json.gz, ~5 MB each) stay on the host: profile.csv has their numbers
+    tar czf "$out/results.tgz" --exclude='*.tmp' --exclude='*.json.gz' results "$data"/filelists "$data"/logs \
+        .snakemake/log 2>/dev/null
     log "packed results ($(du -h "$out/results.tgz" | cut -f1))"
 }
 trap pack EXIT
 
 # seconds a stage needs on an H200 (GPU-FACTS.md and earlier calls), with a margin
-declare -A need=([data]=150 [diagnose]=240 [timm]=150 [summary]=60
+declare -A need=([data]=150 [diagnose]=200 [timm]=150 [summary]=60
     [train:none]=170 [train:reduce-overhead]=150 [train:default]=220 [train:max-autotune]=560
     [detach:train:max-autotune]=0 [detach:train:default]=0 [detach:train:none]=0
     [detach:train:reduce-overhead]=0)
@@ -96,11 +99,12 @@ for stage in "$@"; do
         diagnose)
             TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-bench TRITON_CACHE_DIR=/tmp/triton-cache-bench \
                 timeout "$(left)" python3 benchmarks/loader_overhead.py --configfile "$config" \
-                --modes reduce-overhead none --steps 80 --blocks 3 --warmup 20 \
-                --feeds synthetic dali dali:stream=side-high dali:fetch=thread \
-                dali:stream=side-high,fetch=thread dali-fetch-only synthetic:stream=side-high \
+                --modes reduce-overhead --steps 80 --blocks 3 --warmup 20 \
+                --feeds synthetic dali dali-fetch-only dali:resize_antialias=false dali:threads=4 \
+                dali:threads=2 dali:prefetch=2 dali:hw_decoder_load=0.5 \
+                dali:resize_antialias=false,threads=4 \
                 --profile results/profile --profile-steps 25 \
-                --profile-feeds synthetic dali dali:stream=side-high,fetch=thread \
+                --profile-feeds synthetic dali dali:resize_antialias=false \
                 --out results/loader_overhead.csv >>"$out/h200.log" 2>&1 ;;
         timm)
             mkdir -p results/timm

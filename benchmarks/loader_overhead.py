@@ -148,6 +148,7 @@ def make_feed(text: str, config: dict, filelist, images_dir, device, classes: in
         str(filelist), str(images_dir), image_size=t["image_size"], batch_size=t["batch_size"],
         device=device, dtype=t["precision"], threads=loader["threads"], prefetch=loader["prefetch"],
         hw_decoder_load=loader["hw_decoder_load"], seed=t["seed"],
+        resize_antialias=loader.get("resize_antialias", True),
         **{k: v for k, v in overrides.items() if k in pipeline_keys})
     dali = train.DaliLoader(pipe, t["channels_last"], fetch=loader.get("fetch", "inline"), device=device)
     return FetchOnly(dali, fixed) if kind == "dali-fetch-only" else dali
@@ -192,6 +193,21 @@ def overlap_us(a, b) -> float:
     return total
 
 
+def short_kernel_name(name: str, width: int = 70) -> str:
+    """A CUDA kernel's name without template arguments and parameters, cut to `width`."""
+    depth, out = 0, []
+    for char in name:
+        if char in "<(":
+            depth += 1
+        elif char in ">)":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(char)
+    short = "".join(out).strip().replace(";", ",")
+    short = short.split(" ")[-1] if " " in short else short  # drop a return type: "void f" -> "f"
+    return short[:width] or name[:width]
+
+
 def trace_summary(trace: dict, steps: int, marker: str = "timed-steps") -> dict:
     """Per step, from a PyTorch profiler (Kineto) chrome trace of `steps` steps inside `marker`:
     wall time, GPU time on the training stream (the stream with the most kernel time), the
@@ -220,6 +236,15 @@ def trace_summary(trace: dict, steps: int, marker: str = "timed-steps") -> dict:
             "kernels_per_step": round(len(streams[training]) / steps, 1),
             "other_streams": len(merged) - 1,
         })
+        kernels = defaultdict(lambda: [0.0, 0])
+        for e in inside:
+            if e.get("cat") == "kernel" and e.get("args", {}).get("stream") != training:
+                kernel = kernels[short_kernel_name(e["name"])]
+                kernel[0] += e["dur"]
+                kernel[1] += 1
+        top = sorted(kernels.items(), key=lambda item: -item[1][0])[:6]
+        row["other_streams_top_kernels"] = "; ".join(
+            f"{name} {us / steps / 1e3:.3f} ms x{count / steps:.1f}" for name, (us, count) in top)
     calls = {"main": defaultdict(float), "other": defaultdict(float)}
     for e in inside:
         if e.get("cat") == "cuda_runtime" or e.get("cat") == "cuda_driver":

@@ -120,7 +120,7 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
     filelist, images = dataset
     config = {"train": settings(cuda_stream="side"), "loader": LOADER}
     feeds = ["synthetic", "synthetic-rotating:count=2", "dali:threads=1", "dali:stream=default",
-             "dali:fetch=thread,stream=side-high", "dali-fetch-only"]
+             "dali:fetch=thread,stream=side-high", "dali-fetch-only", "dali:resize_antialias=false,threads=1"]
     rows, profiles = bench.bench_mode("none", config, filelist, images, feeds=feeds, steps=3, warmup=1,
                                       blocks=2, timm=False, profile_dir=tmp_path, profile_steps=2,
                                       profile_feeds=["synthetic", "dali:threads=1"])
@@ -160,7 +160,8 @@ def test_trace_summary_splits_training_stream_from_loader_streams():
         event("k1", "kernel", 0, 600, tid=7, stream=13),
         event("k2", "kernel", 500, 700, tid=7, stream=13),  # overlaps k1: busy 0..1200
         event("k3", "kernel", 1500, 300, tid=7, stream=13),  # busy 1500..1800 -> 1500 us in all
-        event("dali", "kernel", 1100, 600, tid=7, stream=99),  # 1100..1700, 300 us beside training
+        event("void dali::kernels::ResampleHorz<float, (int)3>(dali::Sample const*, int)", "kernel",
+              1100, 600, tid=7, stream=99),  # 1100..1700, 300 us beside training
         event("cudaStreamSynchronize", "cuda_runtime", 100, 400, tid=1),
         event("cudaLaunchKernel", "cuda_runtime", 50, 10, tid=1),
         event("cudaEventSynchronize", "cuda_runtime", 100, 200, tid=5),
@@ -175,6 +176,7 @@ def test_trace_summary_splits_training_stream_from_loader_streams():
     assert row["kernels_per_step"] == 1.5 and row["other_streams"] == 1
     assert row["cuda_calls_main_thread"].startswith("cudaStreamSynchronize 0.200")
     assert row["cuda_calls_other_thread"] == "cudaEventSynchronize 0.100"
+    assert row["other_streams_top_kernels"] == "dali::kernels::ResampleHorz 0.300 ms x0.5"
 
 
 def dali_loader(dataset, **kwargs):
@@ -233,6 +235,24 @@ def test_dali_batches_mix_classes_and_are_channels_last(dataset):
     assert len(set(labels.tolist())) > 1
     # normalised: roughly zero-centred, not 0..255
     assert batch.abs().max() < 10
+
+
+def test_resize_without_antialias_keeps_the_crops_and_changes_only_the_filter(dataset):
+    """loader.resize_antialias false: the same crops, flips and labels (same seed), resized with
+    plain linear interpolation: the pixels differ where the crop is shrunk."""
+    filelist, images = dataset
+
+    def first_batch(antialias):
+        pipe = train.dali_pipeline(str(filelist), str(images), image_size=8, batch_size=8,
+                                   device=torch.device("cpu"), dtype="fp32", threads=1, prefetch=2,
+                                   hw_decoder_load=0.0, seed=0, resize_antialias=antialias)
+        return next(iter(train.DaliLoader(pipe, channels_last=True)))
+
+    (smooth, labels), (sharp, same_labels) = first_batch(True), first_batch(False)
+    assert torch.equal(labels, same_labels)
+    assert smooth.shape == sharp.shape == (8, 3, 8, 8)
+    assert (smooth - sharp).abs().max() > 0.05
+    assert (smooth.mean() - sharp.mean()).abs() < 0.1  # the same crops: only the filter differs
 
 
 def test_compiled_mode_on_synthetic_batches_learns_and_counts_graphs(dataset, tmp_path):

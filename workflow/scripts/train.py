@@ -316,6 +316,7 @@ def dali_pipeline(
     prefetch: int,
     hw_decoder_load: float,
     seed: int,
+    resize_antialias: bool = True,
     **pipeline_kwargs,
 ):
     """The DALI training pipeline: random-resized-crop decode, resize, flip, normalise, HWC.
@@ -343,7 +344,7 @@ def dali_pipeline(
             num_attempts=100,
             **decode_args,
         )
-        images = fn.resize(images, resize_x=image_size, resize_y=image_size)
+        images = fn.resize(images, resize_x=image_size, resize_y=image_size, antialias=resize_antialias)
         # HWC output: permuting to NCHW in torch then gives channels_last strides at no cost
         images = fn.crop_mirror_normalize(
             images,
@@ -640,6 +641,7 @@ def build_loader(filelist, images_dir, train: dict, loader: dict, device, num_cl
         str(filelist), str(images_dir), image_size=train["image_size"], batch_size=train["batch_size"],
         device=device, dtype=train["precision"], threads=loader["threads"], prefetch=loader["prefetch"],
         hw_decoder_load=loader["hw_decoder_load"], seed=train["seed"],
+        resize_antialias=loader.get("resize_antialias", True),
     )
     return DaliLoader(pipe, train["channels_last"], fetch=loader.get("fetch", "inline"), device=device)
 
