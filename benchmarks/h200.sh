@@ -8,8 +8,8 @@
 # Stages:
 #   data          generate the 101,000 JPEGs and their DALI file lists (Snakemake)
 #   diagnose      benchmarks/loader_overhead.py: per mode, what feeds the step (one synthetic batch,
-#                 DALI with variants of the loader: resize without antialias, fewer threads; DALI
-#                 fetched but not used), with the host's CPU time per step, and profiler traces
+#                 DALI with variants of the loader: decoding on the CPU, part of the decoding on
+#                 the GPU's SMs; DALI fetched but not used), with the host's CPU time per step, and profiler traces
 #                 (results/profile: GPU busy/idle per step, DALI's costliest kernels, costliest
 #                 CUDA calls)
 #   timm          timm's benchmark.py --bench train (.gpu-extra/timm_benchmark.py, not in the repo:
@@ -100,11 +100,10 @@ for stage in "$@"; do
             TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-bench TRITON_CACHE_DIR=/tmp/triton-cache-bench \
                 timeout "$(left)" python3 benchmarks/loader_overhead.py --configfile "$config" \
                 --modes reduce-overhead --steps 80 --blocks 3 --warmup 20 \
-                --feeds synthetic dali dali-fetch-only dali:resize_antialias=false dali:threads=4 \
-                dali:threads=2 dali:prefetch=2 dali:hw_decoder_load=0.5 \
-                dali:resize_antialias=false,threads=4 \
+                --feeds synthetic dali dali-fetch-only dali:decoder=cpu dali:decoder=cpu,threads=12 \
+                dali:hw_decoder_load=0.5 dali:hw_decoder_load=0 \
                 --profile results/profile --profile-steps 25 \
-                --profile-feeds synthetic dali dali:resize_antialias=false \
+                --profile-feeds synthetic dali dali:decoder=cpu,threads=12 \
                 --out results/loader_overhead.csv >>"$out/h200.log" 2>&1 ;;
         timm)
             mkdir -p results/timm

@@ -148,7 +148,7 @@ def make_feed(text: str, config: dict, filelist, images_dir, device, classes: in
         str(filelist), str(images_dir), image_size=t["image_size"], batch_size=t["batch_size"],
         device=device, dtype=t["precision"], threads=loader["threads"], prefetch=loader["prefetch"],
         hw_decoder_load=loader["hw_decoder_load"], seed=t["seed"],
-        resize_antialias=loader.get("resize_antialias", True),
+        resize_antialias=loader.get("resize_antialias", True), decoder=loader.get("decoder", "mixed"),
         **{k: v for k, v in overrides.items() if k in pipeline_keys})
     dali = train.DaliLoader(pipe, t["channels_last"], fetch=loader.get("fetch", "inline"), device=device)
     return FetchOnly(dali, fixed) if kind == "dali-fetch-only" else dali

@@ -120,7 +120,7 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
     filelist, images = dataset
     config = {"train": settings(cuda_stream="side"), "loader": LOADER}
     feeds = ["synthetic", "synthetic-rotating:count=2", "dali:threads=1", "dali:stream=default",
-             "dali:fetch=thread,stream=side-high", "dali-fetch-only", "dali:resize_antialias=false,threads=1"]
+             "dali:fetch=thread,stream=side-high", "dali-fetch-only", "dali:resize_antialias=false,decoder=cpu,threads=1"]
     rows, profiles = bench.bench_mode("none", config, filelist, images, feeds=feeds, steps=3, warmup=1,
                                       blocks=2, timm=False, profile_dir=tmp_path, profile_steps=2,
                                       profile_feeds=["synthetic", "dali:threads=1"])
@@ -253,6 +253,23 @@ def test_resize_without_antialias_keeps_the_crops_and_changes_only_the_filter(da
     assert smooth.shape == sharp.shape == (8, 3, 8, 8)
     assert (smooth - sharp).abs().max() > 0.05
     assert (smooth.mean() - sharp.mean()).abs() < 0.1  # the same crops: only the filter differs
+
+
+def test_loader_decoder_setting_is_checked_and_cpu_decoding_matches_on_the_cpu(dataset):
+    """loader.decoder cpu decodes with DALI's CPU threads (on a GPU host, resizing stays on the GPU);
+    on a CPU-only host both settings are the same pipeline; anything else is a clear error."""
+    filelist, images = dataset
+
+    def first_batch(decoder):
+        pipe = train.dali_pipeline(str(filelist), str(images), image_size=16, batch_size=8,
+                                   device=torch.device("cpu"), dtype="fp32", threads=1, prefetch=2,
+                                   hw_decoder_load=0.0, seed=0, decoder=decoder)
+        return next(iter(train.DaliLoader(pipe, channels_last=True)))
+
+    (mixed, labels), (cpu, same_labels) = first_batch("mixed"), first_batch("cpu")
+    assert torch.equal(labels, same_labels) and torch.equal(mixed, cpu)
+    with pytest.raises(PipelineError, match="loader.decoder 'gpu'"):
+        first_batch("gpu")
 
 
 def test_compiled_mode_on_synthetic_batches_learns_and_counts_graphs(dataset, tmp_path):

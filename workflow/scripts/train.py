@@ -317,6 +317,7 @@ def dali_pipeline(
     hw_decoder_load: float,
     seed: int,
     resize_antialias: bool = True,
+    decoder: str = "mixed",
     **pipeline_kwargs,
 ):
     """The DALI training pipeline: random-resized-crop decode, resize, flip, normalise, HWC.
@@ -326,14 +327,17 @@ def dali_pipeline(
     from nvidia.dali import fn, pipeline_def, types
 
     gpu = device.type == "cuda"
+    if decoder not in ("mixed", "cpu"):
+        raise PipelineError(f"loader.decoder {decoder!r}: use mixed (GPU decoding) or cpu")
+    gpu_decode = gpu and decoder == "mixed"
 
     @pipeline_def
     def food_pipeline():
         jpegs, labels = fn.readers.file(
             file_root=images_dir, file_list=filelist, random_shuffle=True, name="Reader"
         )
-        decode_args = {"device": "mixed", "hw_decoder_load": hw_decoder_load} if gpu else {"device": "cpu"}
-        if gpu:
+        decode_args = {"device": "mixed", "hw_decoder_load": hw_decoder_load} if gpu_decode else {"device": "cpu"}
+        if gpu_decode:
             # preallocate so the decoder does not grow its buffers during the first epoch
             decode_args.update(device_memory_padding=211025920, host_memory_padding=140544512)
         images = fn.decoders.image_random_crop(
@@ -344,6 +348,8 @@ def dali_pipeline(
             num_attempts=100,
             **decode_args,
         )
+        if gpu and not gpu_decode:
+            images = images.gpu()  # decoded and cropped on the CPU; resized and normalised on the GPU
         images = fn.resize(images, resize_x=image_size, resize_y=image_size, antialias=resize_antialias)
         # HWC output: permuting to NCHW in torch then gives channels_last strides at no cost
         images = fn.crop_mirror_normalize(
@@ -641,7 +647,7 @@ def build_loader(filelist, images_dir, train: dict, loader: dict, device, num_cl
         str(filelist), str(images_dir), image_size=train["image_size"], batch_size=train["batch_size"],
         device=device, dtype=train["precision"], threads=loader["threads"], prefetch=loader["prefetch"],
         hw_decoder_load=loader["hw_decoder_load"], seed=train["seed"],
-        resize_antialias=loader.get("resize_antialias", True),
+        resize_antialias=loader.get("resize_antialias", True), decoder=loader.get("decoder", "mixed"),
     )
     return DaliLoader(pipe, train["channels_last"], fetch=loader.get("fetch", "inline"), device=device)
 
