@@ -370,6 +370,9 @@ def test_article_comparison_in_markdown(tmp_path):
     assert "## Compared with the article" in md
     assert "in this run (a CUDA GPU, PyTorch 2.1.0) and in the article (GeForce RTX 3090, PyTorch 2.1.0" in md
     assert "| default | 1.10x | 1.10x |" in md
+    table = md.split("## Compared with the article")[1].split("\n\n")[2].splitlines()[2:]
+    assert [row.split(" | ")[0] for row in table] == [
+        "| none (eager)", "| default", "| reduce-overhead", "| max-autotune"]  # each mode once
     assert "the fastest here is reduce-overhead (1.21x) and in the article reduce-overhead (1.21x), " \
            "the same mode" in md
     assert "default +0.00x, reduce-overhead +0.00x, max-autotune +0.00x" in md

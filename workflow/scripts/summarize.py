@@ -460,8 +460,9 @@ def article_section(summary: pd.DataFrame, baseline: str, article: pd.DataFrame,
              f"Steady-state speedup vs {baseline} (mean of epochs 2..N) in this run ({here}) and in "
              f"the article ({there}; docs/article/epoch_times.csv).", ""]
     statuses = statuses or {}
-    modes = [m for m in order or [] if m in ours.index or m in statuses]
-    modes += [m for m in [*ours.index, *statuses, *theirs.index] if m not in modes]
+    # each mode once: this run's in the configured order, then the article's others
+    first = [m for m in order or [] if m in ours.index or m in statuses]
+    modes = list(dict.fromkeys([*first, *ours.index, *statuses, *theirs.index]))
     rows = []
     for mode in modes:
         label = f"{mode} (eager)" if mode == baseline else mode
