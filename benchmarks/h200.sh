@@ -4,7 +4,9 @@
 # seconds: a stage already done is skipped, and one that would not fit in the time left is not
 # started. Outputs stay on the host between calls; everything measured is packed into
 # $OUT/results.tgz after every call.
-#   bash benchmarks/h200.sh BUDGET_S STAGE...
+#   [H200_CONFIGS="PRESET..."] bash benchmarks/h200.sh BUDGET_S STAGE...
+# H200_CONFIGS: the presets passed to Snakemake (default configs/synthetic-food101.yaml), e.g.
+#   "configs/synthetic-food101.yaml configs/synthetic-food101-decoder-cpu.yaml"
 # Stages:
 #   data          generate the 101,000 JPEGs and their DALI file lists (Snakemake)
 #   diagnose      benchmarks/loader_overhead.py: per mode, what feeds the step (one synthetic batch,
@@ -37,10 +39,13 @@ start=$(date +%s)
 out=${OUT:-/tmp/h200-out}
 mkdir -p "$out" results
 export PYTHONUNBUFFERED=1
-config=configs/synthetic-food101.yaml
-run=results/synthetic-food101
+# presets, in order (default: the synthetic Food-101 preset alone); the run's name is the last `run:`
+read -r -a configs <<<"${H200_CONFIGS:-configs/synthetic-food101.yaml}"
+run=$(sed -n 's/^run: *\([^ #]*\).*/\1/p' "${configs[@]}" | tail -n 1)
+[ -n "$run" ] || { echo "H200_CONFIGS: no run name in ${configs[*]}"; exit 2; }
+run=results/$run
 data=resources/synthetic-c101-750+250-px512-seed0
-sm=(python3 -m snakemake --cores "$(nproc)" --configfile "$config" --rerun-incomplete)
+sm=(python3 -m snakemake --cores "$(nproc)" --configfile "${configs[@]}" --rerun-incomplete)
 left() { echo $((budget - ($(date +%s) - start))); }
 log() { echo "[$(date +%T) +$(($(date +%s) - start))s] $*" | tee -a "$out/h200.log"; }
 
@@ -65,7 +70,7 @@ if ! python3 -c 'import nvidia.dali, snakemake' 2>/dev/null; then
     [ -d /tmp/parts ] && bash .gpu-bundle/unbundle.sh /tmp/parts >>"$out/h200.log" 2>&1 || { log "bundle missing"; exit 1; }
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.used,utilization.gpu --format=csv | tee -a "$out/h200.log"
-detached_running() { pgrep -f "snakemake.*--configfile $config" >/dev/null; }
+detached_running() { pgrep -f "snakemake.*--configfile ${configs[*]}" >/dev/null; }
 wait_detached() {
     while detached_running && [ "$(left)" -gt 15 ]; do sleep 5; done
     if detached_running; then log "a detached job is still running ($(left) s left)"; return 1; fi
@@ -98,7 +103,7 @@ for stage in "$@"; do
         data) timeout "$(left)" "${sm[@]}" "$data/filelists/all.txt" >>"$out/h200.log" 2>&1 ;;
         diagnose)
             TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-bench TRITON_CACHE_DIR=/tmp/triton-cache-bench \
-                timeout "$(left)" python3 benchmarks/loader_overhead.py --configfile "$config" \
+                timeout "$(left)" python3 benchmarks/loader_overhead.py --configfile "${configs[@]}" \
                 --modes reduce-overhead --steps 80 --blocks 3 --warmup 20 \
                 --feeds synthetic dali dali-fetch-only dali:decoder=cpu dali:decoder=cpu,threads=12 \
                 dali:hw_decoder_load=0.5 dali:hw_decoder_load=0 \
