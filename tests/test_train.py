@@ -121,8 +121,10 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
     config = {"train": settings(cuda_stream="side"), "loader": LOADER}
     feeds = ["synthetic", "synthetic-rotating:count=2", "dali:threads=1", "dali:stream=default",
              "dali:fetch=thread,stream=side-high", "dali-fetch-only", "dali:resize_antialias=false,decoder=cpu,threads=1"]
-    rows, profiles = bench.bench_mode("none", config, filelist, images, feeds=feeds, steps=3, warmup=1,
-                                      blocks=2, timm=False, profile_dir=tmp_path, profile_steps=2,
+    # one step per block (two blocks: a min and a max), one profiled step: a resnet18 step is ~0.2 s on
+    # a 2-core CPU, and what is checked is each feed's rows, not how steady the numbers are
+    rows, profiles = bench.bench_mode("none", config, filelist, images, feeds=feeds, steps=1, warmup=1,
+                                      blocks=2, timm=False, profile_dir=tmp_path, profile_steps=1,
                                       profile_feeds=["synthetic", "dali:threads=1"])
     timed = {row["feed"]: row for row in rows if "/" not in row["feed"]}
     assert list(timed) == feeds
@@ -272,21 +274,9 @@ def test_loader_decoder_setting_is_checked_and_cpu_decoding_matches_on_the_cpu(d
         first_batch("gpu")
 
 
-def test_compiled_mode_on_synthetic_batches_learns_and_counts_graphs(dataset, tmp_path):
-    filelist, images = dataset
-    train.main(filelist, images, tmp_path / "d.csv", tmp_path / "d.json", mode_name="default",
-               compile_settings={"mode": "default"},
-               train=settings(loader="synthetic", epochs=3, model="resnet18"), loader=LOADER,
-               progress=False)
-    rows = read_csv(tmp_path / "d.csv")
-    saved = json.loads((tmp_path / "d.json").read_text())
-    assert saved["compile"]["mode"] == "default"
-    assert saved["compile_cache"]["policy"] == "cold"  # the default: epoch 1 holds a full compile
-    assert saved["graphs_compiled"] >= 1 and saved["graph_breaks"] == 0 and saved["recompiles"] == 0
-    # epoch 1 holds the compilation, so it is far slower than the steady state
-    assert float(rows[0]["epoch_s"]) > 3 * float(rows[2]["epoch_s"])
-    # one fixed batch: the loss must fall (training progresses under torch.compile)
-    assert float(rows[2]["loss_mean"]) < float(rows[0]["loss_mean"])
+# A compiled mode's training job (one graph, no graph break or recompile, epoch 1 holding the compile,
+# loss falling, a cold cache) is checked on the quick start's jobs, which compile every mode anyway:
+# test_workflow.py::test_compiled_modes_compile_once_into_a_cold_cache_and_learn.
 
 
 def test_diverging_loss_fails_with_epoch_and_step_and_writes_nothing(dataset, tmp_path):
