@@ -27,11 +27,12 @@
 #                 Snakemake or the GPU waits for it first
 #   summary       everything else: summary, plots, report inputs (Snakemake); skipped until all
 #                 four modes' timings exist (it would otherwise start the missing training jobs)
-# The reference run (docs/reference/h200/) was three calls, then the summary on another machine
-# from the packed results (see README):
-#   bash benchmarks/h200.sh 570 data diagnose timm
-#   bash benchmarks/h200.sh 580 train:none train:reduce-overhead train:default
-#   bash benchmarks/h200.sh 580 train:max-autotune
+# The reference run with all four modes (docs/reference/h200/2026-12-03c) was three calls after the
+# bundle's, back to back on one host, then the summary on another machine from the packed results
+# (benchmarks/h200_reference.py, see README):
+#   bash benchmarks/h200.sh 575 data train:none train:reduce-overhead detach:train:default
+#   bash benchmarks/h200.sh 580 wait detach:train:max-autotune wait
+#   bash benchmarks/h200.sh 540 wait diagnose
 set -uo pipefail
 budget=${1:?usage: bash benchmarks/h200.sh BUDGET_S STAGE...}
 shift
