@@ -144,13 +144,9 @@ def make_feed(text: str, config: dict, filelist, images_dir, device, classes: in
     pipeline_keys = {"set_affinity", "exec_dynamic"}  # DALI Pipeline arguments, not loader settings
     loader = {**config["loader"],
               **{k: v for k, v in overrides.items() if k not in pipeline_keys and k != "stream"}}
-    pipe = train.dali_pipeline(
-        str(filelist), str(images_dir), image_size=t["image_size"], batch_size=t["batch_size"],
-        device=device, dtype=t["precision"], threads=loader["threads"], prefetch=loader["prefetch"],
-        hw_decoder_load=loader["hw_decoder_load"], seed=t["seed"],
-        resize_antialias=loader.get("resize_antialias", True), decoder=loader.get("decoder", "mixed"),
-        **{k: v for k, v in overrides.items() if k in pipeline_keys})
-    dali = train.DaliLoader(pipe, t["channels_last"], fetch=loader.get("fetch", "inline"), device=device)
+    pipes = train.dali_pipelines(filelist, images_dir, t, loader, device,
+                                 **{k: v for k, v in overrides.items() if k in pipeline_keys})
+    dali = train.DaliLoader(pipes, t["channels_last"], fetch=loader.get("fetch", "inline"), device=device)
     return FetchOnly(dali, fixed) if kind == "dali-fetch-only" else dali
 
 
@@ -353,17 +349,19 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
     return rows, profiles
 
 
-def bench_dali_alone(config: dict, filelist, images_dir, *, batches: int, threads: int, hw_load: float) -> dict:
+def bench_dali_alone(config: dict, filelist, images_dir, *, batches: int, threads: int, hw_load: float,
+                     pipelines: int = 1) -> dict:
     t, device = config["train"], torch.device(config["train"]["device"])
-    loader_cfg = {**config["loader"], "threads": threads, "hw_decoder_load": hw_load}
+    loader_cfg = {**config["loader"], "threads": threads, "hw_decoder_load": hw_load, "pipelines": pipelines}
     images, classes = train.count_classes(filelist)
     source = endless(train.build_loader(filelist, images_dir, t, loader_cfg, device, classes, images))
     for _ in range(20):
         next(source)
     seconds = timed(device, lambda: [next(source) for _ in range(batches)])
     rate = batches * t["batch_size"] / seconds
-    print(f"DALI alone, {threads} threads, hw_decoder_load {hw_load}: {rate:.0f} images/s", flush=True)
-    return {"mode": "-", "feed": f"dali-alone threads={threads} hw_decoder_load={hw_load}",
+    shown = "" if pipelines == 1 else f" pipelines={pipelines}"
+    print(f"DALI alone, {threads} threads, hw_decoder_load {hw_load}{shown}: {rate:.0f} images/s", flush=True)
+    return {"mode": "-", "feed": f"dali-alone threads={threads} hw_decoder_load={hw_load}{shown}",
             "images_per_s": round(rate, 1)}
 
 
@@ -377,7 +375,7 @@ def main(argv=None) -> None:
     parser.add_argument("--feeds", nargs="*", default=["synthetic", "dali"],
                         help="what feeds the step, compared with the first: synthetic (one batch), "
                              "synthetic-rotating[:count=N] (N batches in turn), dali[:key=value,...] "
-                             "(loader settings: threads, prefetch, hw_decoder_load; DALI pipeline "
+                             "(loader settings: threads, prefetch, hw_decoder_load, decoder, pipelines; DALI pipeline "
                              "arguments: set_affinity, exec_dynamic); every feed also takes "
                              "stream=side|default (the CUDA stream its steps run on; default: the "
                              "config's train.cuda_stream)")
@@ -385,6 +383,7 @@ def main(argv=None) -> None:
     parser.add_argument("--dali-only", action="store_true", help="only time DALI alone")
     parser.add_argument("--threads", type=int, nargs="*", help="DALI threads to try (default: config)")
     parser.add_argument("--hw-loads", type=float, nargs="*", help="hw_decoder_load values (default: config)")
+    parser.add_argument("--pipelines", type=int, nargs="*", help="DALI pipelines to try (default: config)")
     parser.add_argument("--profile", metavar="DIR",
                         help="also profile each feed (PyTorch profiler, CPU and CUDA): gzipped chrome traces "
                              "and DIR/profile.csv with GPU busy/idle time per step and the costliest CUDA calls")
@@ -398,10 +397,11 @@ def main(argv=None) -> None:
     print(f"{config['train']['model']}, batch {config['train']['batch_size']}, {config['train']['precision']}, "
           f"{filelist}; {versions()}", flush=True)
     rows, profiles = [], []
-    for threads in args.threads or [config["loader"]["threads"]]:
-        for hw_load in args.hw_loads or [config["loader"]["hw_decoder_load"]]:
-            rows.append(bench_dali_alone(config, filelist, images_dir, batches=300, threads=threads,
-                                         hw_load=hw_load))
+    for pipelines in args.pipelines or [config["loader"].get("pipelines", 1)]:
+        for threads in args.threads or [config["loader"]["threads"]]:
+            for hw_load in args.hw_loads or [config["loader"]["hw_decoder_load"]]:
+                rows.append(bench_dali_alone(config, filelist, images_dir, batches=300, threads=threads,
+                                             hw_load=hw_load, pipelines=pipelines))
     if not args.dali_only:
         for mode in args.modes:
             timed_rows, profiled = bench_mode(

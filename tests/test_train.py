@@ -120,7 +120,8 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
     filelist, images = dataset
     config = {"train": settings(cuda_stream="side"), "loader": LOADER}
     feeds = ["synthetic", "synthetic-rotating:count=2", "dali:threads=1", "dali:stream=default",
-             "dali:fetch=thread,stream=side-high", "dali-fetch-only", "dali:resize_antialias=false,decoder=cpu,threads=1"]
+             "dali:fetch=thread,stream=side-high", "dali-fetch-only", "dali:resize_antialias=false,decoder=cpu,threads=1",
+             "dali:pipelines=2,threads=1"]
     # one step per block (two blocks: a min and a max), one profiled step: a resnet18 step is ~0.2 s on
     # a 2-core CPU, and what is checked is each feed's rows, not how steady the numbers are
     rows, profiles = bench.bench_mode("none", config, filelist, images, feeds=feeds, steps=1, warmup=1,
@@ -137,6 +138,9 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
         timed["dali:threads=1"]["images_per_s"] / timed["synthetic"]["images_per_s"], rel=0.01)
     with pytest.raises(SystemExit, match="unknown feed"):
         bench.parse_feed("pytorch-dataloader")
+    # DALI alone, here with two pipelines (one shard each): batches taken from both in turn
+    alone = bench.bench_dali_alone(config, filelist, images, batches=3, threads=1, hw_load=0.0, pipelines=2)
+    assert alone["feed"] == "dali-alone threads=1 hw_decoder_load=0.0 pipelines=2" and alone["images_per_s"] > 0
     # profiled feeds: a real profiler trace each, summarised per step (no GPU here: wall time only)
     assert [p["feed"] for p in profiles] == ["synthetic", "dali:threads=1"]
     for profile in profiles:
@@ -272,6 +276,48 @@ def test_loader_decoder_setting_is_checked_and_cpu_decoding_matches_on_the_cpu(d
     assert torch.equal(labels, same_labels) and torch.equal(mixed, cpu)
     with pytest.raises(PipelineError, match="loader.decoder 'gpu'"):
         first_batch("gpu")
+
+
+def test_several_pipelines_read_their_shards_in_turn_and_each_image_once_an_epoch(dataset, tmp_path):
+    """loader.pipelines 2: the batches come from the two pipelines in turn and an epoch holds each
+    image once (every image has its own label here); one pipeline gives the same epoch in one
+    stream; a shard smaller than a batch, or a count that is not a whole number, is a clear error."""
+    filelist, images = dataset
+    lines = filelist.read_text().split()[0::2]  # image paths, labels dropped
+    unique = tmp_path / "unique.txt"
+
+    def loader(pipelines, count=32, batch_size=8, fetch="inline"):
+        unique.write_text("".join(f"{path} {label}\n" for label, path in enumerate(lines[:count])))
+        t = settings(batch_size=batch_size, image_size=16)
+        cfg = {**LOADER, "threads": 1, "pipelines": pipelines}
+        return train.build_loader(unique, images, t, cfg, torch.device("cpu"), count, count) \
+            if fetch == "inline" else train.DaliLoader(
+                train.dali_pipelines(unique, images, t, cfg, torch.device("cpu")), True, fetch=fetch)
+
+    two = loader(2)
+    assert two.images == 32 and two.steps_per_epoch == 4
+    epochs = [[labels.tolist() for _, labels in two] for _ in range(3)]  # each shard's epoch restarts
+    for batches in epochs:
+        assert len(batches) == 4
+        assert sorted(sum(batches, [])) == list(range(32))
+    # the batches alternate between the pipelines: each pipeline run on its own gives every other one
+    t = settings(batch_size=8, image_size=16)
+    for shard, pipe in enumerate(train.dali_pipelines(unique, images, t, {**LOADER, "threads": 1, "pipelines": 2},
+                                                      torch.device("cpu"))):
+        pipe.build()
+        alone = [pipe.run()[1].as_array().ravel().tolist() for _ in range(2)]
+        assert alone == epochs[0][shard::2]
+    one = [labels.tolist() for _, labels in loader(1)]
+    assert len(one) == 4 and sorted(sum(one, [])) == list(range(32))
+    # uneven shards (16 and 17 images): two batches from each, the partial ones dropped
+    uneven = loader(2, count=33)
+    assert uneven.steps_per_epoch == 4 and len(list(uneven)) == 4
+    threaded = [labels.tolist() for _, labels in loader(2, fetch="thread")]
+    assert sorted(sum(threaded, [])) == list(range(32))
+    with pytest.raises(PipelineError, match="loader.pipelines 4.*8 images.*batch"):
+        loader(4, count=32, batch_size=10)
+    with pytest.raises(PipelineError, match="loader.pipelines 0"):
+        loader(0)
 
 
 # A compiled mode's training job (one graph, no graph break or recompile, epoch 1 holding the compile,

@@ -318,11 +318,15 @@ def dali_pipeline(
     seed: int,
     resize_antialias: bool = True,
     decoder: str = "mixed",
+    shard_id: int = 0,
+    num_shards: int = 1,
     **pipeline_kwargs,
 ):
     """The DALI training pipeline: random-resized-crop decode, resize, flip, normalise, HWC.
 
-    `pipeline_kwargs` go to DALI's Pipeline (benchmarks/loader_overhead.py tries set_affinity etc.).
+    With num_shards > 1 it reads shard `shard_id` of the file list (DaliLoader interleaves the
+    shards' pipelines). `pipeline_kwargs` go to DALI's Pipeline (benchmarks/loader_overhead.py tries
+    set_affinity etc.).
     """
     from nvidia.dali import fn, pipeline_def, types
 
@@ -334,7 +338,8 @@ def dali_pipeline(
     @pipeline_def
     def food_pipeline():
         jpegs, labels = fn.readers.file(
-            file_root=images_dir, file_list=filelist, random_shuffle=True, name="Reader"
+            file_root=images_dir, file_list=filelist, random_shuffle=True, name="Reader",
+            shard_id=shard_id, num_shards=num_shards,
         )
         decode_args = {"device": "mixed", "hw_decoder_load": hw_decoder_load} if gpu_decode else {"device": "cpu"}
         if gpu_decode:
@@ -374,29 +379,46 @@ def dali_pipeline(
 
 
 class DaliLoader:
-    """Iterates a DALI pipeline as (images, labels) torch batches, dropping the last partial batch."""
+    """Iterates DALI pipelines as (images, labels) torch batches, dropping each one's last partial batch.
 
-    def __init__(self, pipe, channels_last: bool, *, fetch: str = "inline", device: torch.device | None = None,
+    Several pipelines (each reading its own shard of the file list) are taken from in turn, one
+    batch each, until every one has ended its epoch: an epoch still sees every image once. Each
+    pipeline decodes on its own DALI threads and CUDA streams, so one pipeline's batch can wait on
+    the GPU (e.g. behind the training step's kernels) while the others' go on.
+    """
+
+    def __init__(self, pipes, channels_last: bool, *, fetch: str = "inline", device: torch.device | None = None,
                  depth: int = 2):
         from nvidia.dali.plugin.base_iterator import LastBatchPolicy
         from nvidia.dali.plugin.pytorch import DALIGenericIterator
 
-        try:
-            pipe.build()
-        except RuntimeError as err:
-            raise PipelineError(dali_build_error(err)) from err
-        self.images = pipe.reader_meta("Reader")["epoch_size"]
-        self._iterator = DALIGenericIterator(
-            pipe,
-            ["images", "labels"],
-            reader_name="Reader",
-            last_batch_policy=LastBatchPolicy.DROP,
-            auto_reset=True,
-        )
-        self.steps_per_epoch = len(self._iterator)
-        self.channels_last = channels_last
+        pipes = list(pipes) if isinstance(pipes, (list, tuple)) else [pipes]
         if fetch not in ("inline", "thread"):
             raise PipelineError(f"loader.fetch {fetch!r}: use inline or thread")
+        try:
+            for pipe in pipes:
+                pipe.build()
+        except RuntimeError as err:
+            raise PipelineError(dali_build_error(err)) from err
+        self.images = pipes[0].reader_meta("Reader")["epoch_size"]  # the whole file list, not a shard
+        batch_size = pipes[0].max_batch_size
+        if len(pipes) > 1 and self.images // len(pipes) < batch_size:
+            raise PipelineError(
+                f"loader.pipelines {len(pipes)}: each pipeline reads a shard of {self.images // len(pipes)} "
+                f"images ({self.images} in all), fewer than a batch of {batch_size}; use fewer pipelines"
+            )
+        self._iterators = [
+            DALIGenericIterator(
+                pipe,
+                ["images", "labels"],
+                reader_name="Reader",
+                last_batch_policy=LastBatchPolicy.DROP,
+                auto_reset=True,
+            )
+            for pipe in pipes
+        ]
+        self.steps_per_epoch = sum(len(iterator) for iterator in self._iterators)
+        self.channels_last = channels_last
         self.fetch, self.device, self.depth = fetch, device or torch.device("cpu"), depth
 
     def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
@@ -405,11 +427,18 @@ class DaliLoader:
         return self._batches()
 
     def _batches(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        for batch in self._iterator:
-            images = batch[0]["images"].permute(0, 3, 1, 2)  # NHWC storage, NCHW view
-            if not self.channels_last:
-                images = images.contiguous()
-            yield images, batch[0]["labels"].view(-1)
+        running = [iter(iterator) for iterator in self._iterators]
+        while running:
+            for iterator in list(running):
+                try:
+                    batch = next(iterator)
+                except StopIteration:  # this shard's epoch is over (the iterator resets itself)
+                    running.remove(iterator)
+                    continue
+                images = batch[0]["images"].permute(0, 3, 1, 2)  # NHWC storage, NCHW view
+                if not self.channels_last:
+                    images = images.contiguous()
+                yield images, batch[0]["labels"].view(-1)
 
 
 def dali_build_error(err: RuntimeError) -> str:
@@ -643,13 +672,25 @@ def build_loader(filelist, images_dir, train: dict, loader: dict, device, num_cl
             image_size=train["image_size"], device=device, dtype=train["precision"],
             channels_last=train["channels_last"], seed=train["seed"],
         )
-    pipe = dali_pipeline(
-        str(filelist), str(images_dir), image_size=train["image_size"], batch_size=train["batch_size"],
-        device=device, dtype=train["precision"], threads=loader["threads"], prefetch=loader["prefetch"],
-        hw_decoder_load=loader["hw_decoder_load"], seed=train["seed"],
-        resize_antialias=loader.get("resize_antialias", True), decoder=loader.get("decoder", "mixed"),
-    )
-    return DaliLoader(pipe, train["channels_last"], fetch=loader.get("fetch", "inline"), device=device)
+    return DaliLoader(dali_pipelines(filelist, images_dir, train, loader, device), train["channels_last"],
+                      fetch=loader.get("fetch", "inline"), device=device)
+
+
+def dali_pipelines(filelist, images_dir, train: dict, loader: dict, device, **pipeline_kwargs) -> list:
+    """loader.pipelines DALI pipelines, each reading its shard of the file list with its own seed."""
+    count = loader.get("pipelines", 1)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise PipelineError(f"loader.pipelines {count!r}: use a whole number of pipelines, 1 or more")
+    return [
+        dali_pipeline(
+            str(filelist), str(images_dir), image_size=train["image_size"], batch_size=train["batch_size"],
+            device=device, dtype=train["precision"], threads=loader["threads"], prefetch=loader["prefetch"],
+            hw_decoder_load=loader["hw_decoder_load"], seed=train["seed"] + shard,
+            resize_antialias=loader.get("resize_antialias", True), decoder=loader.get("decoder", "mixed"),
+            shard_id=shard, num_shards=count, **pipeline_kwargs,
+        )
+        for shard in range(count)
+    ]
 
 
 def main(filelist, images_dir, out_csv, out_json, *, mode_name: str, compile_settings: dict | None,
