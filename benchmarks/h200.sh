@@ -33,6 +33,11 @@
 #   bash benchmarks/h200.sh 575 data train:none train:reduce-overhead detach:train:default
 #   bash benchmarks/h200.sh 580 wait detach:train:max-autotune wait
 #   bash benchmarks/h200.sh 540 wait diagnose
+# The run with the CPU-decoding overlay (docs/reference/h200/2026-12-03d; its calls exactly as run
+# are in its logs/calls.sh) named every stage in each call, done ones being skipped:
+#   H200_CONFIGS="configs/synthetic-food101.yaml configs/synthetic-food101-decoder-cpu.yaml" \
+#     bash benchmarks/h200.sh 585 wait train:none train:reduce-overhead train:default \
+#     detach:train:max-autotune wait
 set -uo pipefail
 budget=${1:?usage: bash benchmarks/h200.sh BUDGET_S STAGE...}
 shift
