@@ -382,9 +382,9 @@ class DaliLoader:
     """Iterates DALI pipelines as (images, labels) torch batches, dropping each one's last partial batch.
 
     Several pipelines (each reading its own shard of the file list) are taken from in turn, one
-    batch each, until every one has ended its epoch: an epoch still sees every image once. Each
-    pipeline decodes on its own DALI threads and CUDA streams, so one pipeline's batch can wait on
-    the GPU (e.g. behind the training step's kernels) while the others' go on.
+    batch each, until every one has ended its epoch: the shards together cover the file list each
+    epoch. Each pipeline decodes on its own DALI threads and CUDA streams, so one pipeline's batch
+    can wait on the GPU (e.g. behind the training step's kernels) while the others' go on.
     """
 
     def __init__(self, pipes, channels_last: bool, *, fetch: str = "inline", device: torch.device | None = None,
