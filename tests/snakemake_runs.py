@@ -35,8 +35,10 @@ def copy_workflow(dest: Path) -> Path:
     return dest
 
 
-def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    done = subprocess.run([*SNAKEMAKE, "--cores", "2", *args], cwd=workdir, capture_output=True, text=True)
+def snakemake(workdir: Path, *args: str, check: bool = True, timeout_s: float | None = None
+              ) -> subprocess.CompletedProcess:
+    done = subprocess.run([*SNAKEMAKE, "--cores", "2", *args], cwd=workdir, capture_output=True, text=True,
+                          timeout=timeout_s)
     if check and done.returncode != 0:
         raise AssertionError(f"snakemake {args} failed:\n{done.stdout[-5000:]}\n{done.stderr[-5000:]}")
     return done

@@ -2,9 +2,7 @@
 a DALI pipeline that cannot be built, a GPU that runs out of memory or is shared, and a pipeline
 killed with SIGKILL in the middle of a training epoch (in the downloaded run of conftest.py)."""
 
-import functools
 import hashlib
-import http.server
 import io
 import json
 import os
@@ -12,9 +10,7 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tarfile
-import threading
 import time
 from pathlib import Path
 
@@ -25,15 +21,14 @@ import yaml
 import make_synthetic
 import train
 from common import PipelineError
-from snakemake_runs import copy_workflow, fingerprint, job_stats, read_csv
+import snakemake_runs
+from snakemake_runs import SNAKEMAKE, copy_workflow, fingerprint, job_stats, read_csv, served
 from test_train import LOADER, dataset, settings  # noqa: F401  (dataset is a fixture)
-
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
 def snakemake(workdir: Path, *args: str, timeout_s: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([*SNAKEMAKE, "--cores", "2", *args], cwd=workdir, capture_output=True,
-                          text=True, timeout=timeout_s)
+    """Snakemake in `workdir`, failing or not: these tests check how it fails."""
+    return snakemake_runs.snakemake(workdir, *args, check=False, timeout_s=timeout_s)
 
 
 # --- config: checked before any job starts ----------------------------------------------------
@@ -119,11 +114,8 @@ def damaged_archive_url(tmp_path_factory):
                 member.size = len(data)
             damaged.addfile(member, io.BytesIO(data) if data is not None else None)
     digest = hashlib.sha256((root / "food-101.tar.gz").read_bytes()).hexdigest()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/food-101.tar.gz", digest, truncated.removeprefix("food-101/images/")
-    server.shutdown()
+    with served(root) as base_url:
+        yield f"{base_url}/food-101.tar.gz", digest, truncated.removeprefix("food-101/images/")
 
 
 def test_damaged_image_fails_or_is_excluded_and_counted_on_the_terminal(tmp_path, damaged_archive_url):
