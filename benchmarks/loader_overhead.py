@@ -143,7 +143,11 @@ def make_feed(text: str, config: dict, filelist, images_dir, device, classes: in
         return RotatingBatches(fixed, int(overrides.get("count", 16)))
     pipeline_keys = {"set_affinity", "exec_dynamic"}  # DALI Pipeline arguments, not loader settings
     loader = {**config["loader"],
-              **{k: v for k, v in overrides.items() if k not in pipeline_keys and k != "stream"}}
+              **{k: v for k, v in overrides.items()
+                 if k not in pipeline_keys and k != "stream" and not k.startswith("decoder.")}}
+    # decoder.NAME=VALUE: an argument of DALI's decoder (loader.decoder_options)
+    loader["decoder_options"] = {**(loader.get("decoder_options") or {}),
+                                 **{k[len("decoder."):]: v for k, v in overrides.items() if k.startswith("decoder.")}}
     pipes = train.dali_pipelines(filelist, images_dir, t, loader, device,
                                  **{k: v for k, v in overrides.items() if k in pipeline_keys})
     dali = train.DaliLoader(pipes, t["channels_last"], fetch=loader.get("fetch", "inline"), device=device)
@@ -375,7 +379,9 @@ def main(argv=None) -> None:
     parser.add_argument("--feeds", nargs="*", default=["synthetic", "dali"],
                         help="what feeds the step, compared with the first: synthetic (one batch), "
                              "synthetic-rotating[:count=N] (N batches in turn), dali[:key=value,...] "
-                             "(loader settings: threads, prefetch, hw_decoder_load, decoder, pipelines; DALI pipeline "
+                             "(loader settings: threads, prefetch, hw_decoder_load, decoder, pipelines; "
+                             "decoder.NAME=VALUE: an argument of DALI's decoder, e.g. "
+                             "decoder.preallocate_width_hint=512; DALI pipeline "
                              "arguments: set_affinity, exec_dynamic); every feed also takes "
                              "stream=side|default (the CUDA stream its steps run on; default: the "
                              "config's train.cuda_stream)")
@@ -389,13 +395,19 @@ def main(argv=None) -> None:
                              "and DIR/profile.csv with GPU busy/idle time per step and the costliest CUDA calls")
     parser.add_argument("--profile-steps", type=int, default=25)
     parser.add_argument("--profile-feeds", nargs="*", help="feeds to profile (default: all)")
+    parser.add_argument("--cuda-max-connections", type=int, metavar="N",
+                        help="CUDA_DEVICE_MAX_CONNECTIONS for this run, 1-32 (default: the config's "
+                             "train.cuda_max_connections; unset there: the environment's, else CUDA's 8)")
     parser.add_argument("--out", default="results/loader_overhead.csv")
     args = parser.parse_args(argv)
 
     config = load_config(args.configfile)
+    # before anything touches the GPU: CUDA reads it when the context is created
+    connections = train.cuda_max_connections(args.cuda_max_connections
+                                             or config["train"].get("cuda_max_connections"))
     filelist, images_dir = data_paths(config)
     print(f"{config['train']['model']}, batch {config['train']['batch_size']}, {config['train']['precision']}, "
-          f"{filelist}; {versions()}", flush=True)
+          f"{filelist}; CUDA_DEVICE_MAX_CONNECTIONS {connections}; {versions()}", flush=True)
     rows, profiles = [], []
     for pipelines in args.pipelines or [config["loader"].get("pipelines", 1)]:
         for threads in args.threads or [config["loader"]["threads"]]:
@@ -411,11 +423,15 @@ def main(argv=None) -> None:
                 profile_feeds=args.profile_feeds)
             rows.extend(timed_rows)
             profiles.extend(profiled)
-            write_csv(args.out, rows)  # after every mode: a later mode's failure keeps these
+            write_csv(args.out, with_connections(rows, connections))  # after every mode: a later mode's failure keeps these
             if profiles:
                 write_csv(Path(args.profile) / "profile.csv", profiles)
-    write_csv(args.out, rows)
+    write_csv(args.out, with_connections(rows, connections))
     print(f"wrote {args.out}")
+
+
+def with_connections(rows: list[dict], connections: str) -> list[dict]:
+    return [{**row, "cuda_max_connections": connections} for row in rows]
 
 
 def write_csv(path, rows: list[dict]) -> None:

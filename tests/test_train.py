@@ -106,6 +106,7 @@ def test_eager_with_dali_writes_one_row_per_epoch(dataset, tmp_path):
     assert len(saved["loss_curve"]["loss"]) == 2 * (40 // 6)
     assert saved["synthetic_batch_images_per_s"] > 0
     assert saved["cuda_stream"] == "none (cpu)"
+    assert saved["cuda_max_connections"] is None  # a CUDA setting: not recorded for a CPU run
     assert facts["mode"] == "none"
 
 
@@ -121,7 +122,7 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
     config = {"train": settings(cuda_stream="side"), "loader": LOADER}
     feeds = ["synthetic", "synthetic-rotating:count=2", "dali:threads=1", "dali:stream=default",
              "dali:fetch=thread,stream=side-high", "dali-fetch-only", "dali:resize_antialias=false,decoder=cpu,threads=1",
-             "dali:pipelines=2,threads=1"]
+             "dali:pipelines=2,threads=1", "dali:decoder=cpu,threads=1,decoder.use_fast_idct=true"]
     # one step per block (two blocks: a min and a max), one profiled step: a resnet18 step is ~0.2 s on
     # a 2-core CPU, and what is checked is each feed's rows, not how steady the numbers are
     rows, profiles = bench.bench_mode("none", config, filelist, images, feeds=feeds, steps=1, warmup=1,
@@ -138,6 +139,8 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
         timed["dali:threads=1"]["images_per_s"] / timed["synthetic"]["images_per_s"], rel=0.01)
     with pytest.raises(SystemExit, match="unknown feed"):
         bench.parse_feed("pytorch-dataloader")
+    with pytest.raises(PipelineError, match="decoder_options"):  # decoder.NAME reaches DALI's decoder
+        bench.make_feed("dali:decoder.no_such_hint=1", config, filelist, images, torch.device("cpu"), CLASSES, 40)
     # DALI alone, here with two pipelines (one shard each): batches taken from both in turn
     alone = bench.bench_dali_alone(config, filelist, images, batches=3, threads=1, hw_load=0.0, pipelines=2)
     assert alone["feed"] == "dali-alone threads=1 hw_decoder_load=0.0 pipelines=2" and alone["images_per_s"] > 0
@@ -276,6 +279,42 @@ def test_loader_decoder_setting_is_checked_and_cpu_decoding_matches_on_the_cpu(d
     assert torch.equal(labels, same_labels) and torch.equal(mixed, cpu)
     with pytest.raises(PipelineError, match="loader.decoder 'gpu'"):
         first_batch("gpu")
+
+
+def test_decoder_options_reach_dalis_decoder_and_unknown_ones_are_named(dataset):
+    """loader.decoder_options go to decoders.image_random_crop as they are: the fast IDCT of the
+    CPU decoder changes the decoded pixels (same seed, same crops); a name DALI does not know is a
+    PipelineError naming the option."""
+    filelist, images = dataset
+
+    def first_batch(options):
+        pipe = train.dali_pipeline(str(filelist), str(images), image_size=32, batch_size=8,
+                                   device=torch.device("cpu"), dtype="fp32", threads=1, prefetch=2,
+                                   hw_decoder_load=0.0, seed=0, decoder="cpu", decoder_options=options)
+        return next(iter(train.DaliLoader(pipe, channels_last=True)))[0].clone()
+
+    plain, again = first_batch(None), first_batch({"use_fast_idct": False})
+    assert torch.equal(plain, again)
+    assert not torch.equal(plain, first_batch({"use_fast_idct": True}))
+    with pytest.raises(PipelineError, match=r"loader.decoder_options .*no_such_hint.*not defined"):
+        first_batch({"no_such_hint": 512})
+
+
+def test_cuda_max_connections_is_set_before_cuda_starts_and_checked(monkeypatch):
+    monkeypatch.delenv(train.CONNECTIONS_ENV, raising=False)
+    assert train.cuda_max_connections(None) == "8 (CUDA's default)"
+    assert train.CONNECTIONS_ENV not in os.environ
+    monkeypatch.setenv(train.CONNECTIONS_ENV, "4")
+    assert train.cuda_max_connections(None) == "4"  # the environment's, untouched
+    assert train.cuda_max_connections(32) == "32" and os.environ[train.CONNECTIONS_ENV] == "32"
+    for bad in (0, 33, 1.5, True, "32"):
+        with pytest.raises(PipelineError, match="train.cuda_max_connections"):
+            train.cuda_max_connections(bad)
+    # once CUDA has started, a different value could not take effect: say so instead of recording it
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    assert train.cuda_max_connections(32) == "32"
+    with pytest.raises(PipelineError, match="already initialised.*CUDA_DEVICE_MAX_CONNECTIONS=32"):
+        train.cuda_max_connections(16)
 
 
 def test_several_pipelines_read_their_shards_in_turn_and_each_image_once_an_epoch(dataset, tmp_path):

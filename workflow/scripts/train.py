@@ -226,6 +226,32 @@ def compile_cache(policy: str, mode_name: str) -> Iterator[dict]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+CONNECTIONS_ENV = "CUDA_DEVICE_MAX_CONNECTIONS"
+
+
+def cuda_max_connections(value: int | None) -> str:
+    """Apply train.cuda_max_connections before CUDA starts; return what applies, for the JSON.
+
+    CUDA_DEVICE_MAX_CONNECTIONS is how many hardware work queues the GPU's streams are spread over
+    (CUDA's default 8, at most 32). DALI uses many streams (its operators', the decoder's per
+    thread, copies); beyond the queue count, streams share queues, and work of one stream can then
+    wait behind unrelated work of another (false dependencies), e.g. a decoder kernel behind a
+    training kernel. The variable is read when the CUDA context is created, so it is set here,
+    before anything touches the GPU; None leaves the environment as it is.
+    """
+    current = os.environ.get(CONNECTIONS_ENV)
+    if value is not None:
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 32:
+            raise PipelineError(f"train.cuda_max_connections {value!r}: use a whole number from 1 to 32")
+        if torch.cuda.is_initialized() and current != str(value):
+            raise PipelineError(
+                f"train.cuda_max_connections {value}: CUDA is already initialised in this process "
+                f"({CONNECTIONS_ENV}={current or 'unset'}), so it would not take effect"
+            )
+        os.environ[CONNECTIONS_ENV] = current = str(value)
+    return current if current is not None else "8 (CUDA's default)"
+
+
 # CUDA stream priority of train.cuda_stream side-high: the highest PyTorch offers (lower = higher)
 HIGH_PRIORITY = -1
 
@@ -318,6 +344,7 @@ def dali_pipeline(
     seed: int,
     resize_antialias: bool = True,
     decoder: str = "mixed",
+    decoder_options: dict | None = None,
     shard_id: int = 0,
     num_shards: int = 1,
     **pipeline_kwargs,
@@ -325,7 +352,8 @@ def dali_pipeline(
     """The DALI training pipeline: random-resized-crop decode, resize, flip, normalise, HWC.
 
     With num_shards > 1 it reads shard `shard_id` of the file list (DaliLoader interleaves the
-    shards' pipelines). `pipeline_kwargs` go to DALI's Pipeline (benchmarks/loader_overhead.py tries
+    shards' pipelines). `decoder_options` go to decoders.image_random_crop as they are (e.g.
+    preallocate_width_hint); DALI rejects unknown ones when the pipeline is built. `pipeline_kwargs` go to DALI's Pipeline (benchmarks/loader_overhead.py tries
     set_affinity etc.).
     """
     from nvidia.dali import fn, pipeline_def, types
@@ -345,14 +373,21 @@ def dali_pipeline(
         if gpu_decode:
             # preallocate so the decoder does not grow its buffers during the first epoch
             decode_args.update(device_memory_padding=211025920, host_memory_padding=140544512)
-        images = fn.decoders.image_random_crop(
-            jpegs,
-            output_type=types.RGB,
-            random_aspect_ratio=[0.75, 4.0 / 3.0],
-            random_area=[0.08, 1.0],
-            num_attempts=100,
-            **decode_args,
-        )
+        decode_args.update(decoder_options or {})
+        try:
+            images = fn.decoders.image_random_crop(
+                jpegs,
+                output_type=types.RGB,
+                random_aspect_ratio=[0.75, 4.0 / 3.0],
+                random_area=[0.08, 1.0],
+                num_attempts=100,
+                **decode_args,
+            )
+        except (KeyError, TypeError, ValueError, RuntimeError) as err:
+            if not decoder_options:
+                raise
+            reason = err.args[0] if err.args else err
+            raise PipelineError(f"loader.decoder_options {decoder_options}: {reason}") from err
         if gpu and not gpu_decode:
             images = images.gpu()  # decoded and cropped on the CPU; resized and normalised on the GPU
         images = fn.resize(images, resize_x=image_size, resize_y=image_size, antialias=resize_antialias)
@@ -687,7 +722,8 @@ def dali_pipelines(filelist, images_dir, train: dict, loader: dict, device, **pi
             device=device, dtype=train["precision"], threads=loader["threads"], prefetch=loader["prefetch"],
             hw_decoder_load=loader["hw_decoder_load"], seed=train["seed"] + shard,
             resize_antialias=loader.get("resize_antialias", True), decoder=loader.get("decoder", "mixed"),
-            shard_id=shard, num_shards=count, **pipeline_kwargs,
+            decoder_options=loader.get("decoder_options") or None, shard_id=shard, num_shards=count,
+            **pipeline_kwargs,
         )
         for shard in range(count)
     ]
@@ -703,6 +739,7 @@ def main(filelist, images_dir, out_csv, out_json, *, mode_name: str, compile_set
 
 def train_mode(filelist, images_dir, out_csv, out_json, *, mode_name: str, compile_settings: dict | None,
                train: dict, loader: dict, progress: bool, cache: dict) -> dict:
+    connections = cuda_max_connections(train.get("cuda_max_connections"))
     device = check_device(train["device"])
     images, num_classes = count_classes(filelist)
     if images < train["batch_size"]:
@@ -716,12 +753,14 @@ def train_mode(filelist, images_dir, out_csv, out_json, *, mode_name: str, compi
         return train_on_stream(filelist, images_dir, out_csv, out_json, mode_name=mode_name,
                                compile_settings=compile_settings, train=train, loader=loader,
                                progress=progress, cache=cache, device=device, images=images,
-                               num_classes=num_classes, busy=busy, stream=stream)
+                               num_classes=num_classes, busy=busy, stream=stream,
+                               connections=connections)
 
 
 def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, compile_settings: dict | None,
                     train: dict, loader: dict, progress: bool, cache: dict, device: torch.device,
-                    images: int, num_classes: int, busy: list[int], stream: str) -> dict:
+                    images: int, num_classes: int, busy: list[int], stream: str,
+                    connections: str = "8 (CUDA's default)") -> dict:
     """The checked training job, on the CUDA stream training_stream chose."""
     torch.manual_seed(train["seed"])
     if device.type == "cuda":
@@ -770,6 +809,7 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
         "compile_s": round(results[0].first_step_s, 4),
         "compile_cache": cache,
         "cuda_stream": stream,
+        "cuda_max_connections": connections if device.type == "cuda" else None,
         "first_step_s": round(results[0].first_step_s, 4),
         "loader_build_s": round(loader_build_s, 4),
         "peak_gpu_mem_gib": peak_gpu_mem_gib(device),
