@@ -38,6 +38,9 @@
 #   H200_CONFIGS="configs/synthetic-food101.yaml configs/synthetic-food101-decoder-cpu.yaml" \
 #     bash benchmarks/h200.sh 585 wait train:none train:reduce-overhead train:default \
 #     detach:train:max-autotune wait
+# The loader sweep and three-mode run of docs/reference/h200/2026-12-03e (overlay
+# configs/synthetic-food101-loader.yaml) used this script for its training stages; all its calls
+# are in that folder's logs/calls.sh.
 set -uo pipefail
 budget=${1:?usage: bash benchmarks/h200.sh BUDGET_S STAGE...}
 shift

@@ -7,7 +7,10 @@ from snakemake_runs import REPO, copy_workflow, planned_jobs, snakemake
 
 SYNTHETIC = "configs/synthetic-food101.yaml"
 DECODER_CPU = "configs/synthetic-food101-decoder-cpu.yaml"
-OVERLAYS = {DECODER_CPU: "synthetic-food101-decoder-cpu"}  # overlay -> its run name
+LOADER = "configs/synthetic-food101-loader.yaml"
+OVERLAYS = {DECODER_CPU: "synthetic-food101-decoder-cpu", LOADER: "synthetic-food101-loader"}  # -> run name
+# train settings an overlay may change: how the GPU is driven, not what is computed
+THROUGHPUT_ONLY_TRAIN = {"cuda_stream", "cuda_max_connections"}
 DATA = "resources/synthetic-c101-750+250-px512-seed0"
 
 
@@ -28,7 +31,11 @@ def test_overlays_change_only_the_loader_and_the_run():
     runs = {yaml.safe_load((REPO / SYNTHETIC).read_text())["run"]}
     for path, run in OVERLAYS.items():
         overlay = yaml.safe_load((REPO / path).read_text())
-        assert set(overlay) == {"run", "loader"} and overlay["run"] == run
+        assert {"run", "loader"} <= set(overlay) <= {"run", "loader", "train"} and overlay["run"] == run
+        assert set(overlay.get("train", {})) <= THROUGHPUT_ONLY_TRAIN
         runs.add(run)
     assert len(runs) == 1 + len(OVERLAYS)
     assert yaml.safe_load((REPO / DECODER_CPU).read_text())["loader"]["decoder"] == "cpu"
+    loader = yaml.safe_load((REPO / LOADER).read_text())
+    assert loader["train"] == {"cuda_max_connections": 32}
+    assert loader["loader"]["decoder_options"] == {"preallocate_width_hint": 512, "preallocate_height_hint": 512}
