@@ -403,8 +403,9 @@ def main(argv=None) -> None:
 
     config = load_config(args.configfile)
     # before anything touches the GPU: CUDA reads it when the context is created
-    connections = train.cuda_max_connections(args.cuda_max_connections
-                                             or config["train"].get("cuda_max_connections"))
+    wanted = args.cuda_max_connections
+    connections = train.cuda_max_connections(
+        wanted if wanted is not None else config["train"].get("cuda_max_connections"))
     filelist, images_dir = data_paths(config)
     print(f"{config['train']['model']}, batch {config['train']['batch_size']}, {config['train']['precision']}, "
           f"{filelist}; CUDA_DEVICE_MAX_CONNECTIONS {connections}; {versions()}", flush=True)
