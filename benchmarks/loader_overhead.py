@@ -424,7 +424,8 @@ def main(argv=None) -> None:
                 profile_feeds=args.profile_feeds)
             rows.extend(timed_rows)
             profiles.extend(profiled)
-            write_csv(args.out, with_connections(rows, connections))  # after every mode: a later mode's failure keeps these
+            # after every mode: a later mode's failure keeps these
+            write_csv(args.out, with_connections(rows, connections))
             if profiles:
                 write_csv(Path(args.profile) / "profile.csv", profiles)
     write_csv(args.out, with_connections(rows, connections))

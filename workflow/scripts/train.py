@@ -353,8 +353,8 @@ def dali_pipeline(
 
     With num_shards > 1 it reads shard `shard_id` of the file list (DaliLoader interleaves the
     shards' pipelines). `decoder_options` go to decoders.image_random_crop as they are (e.g.
-    preallocate_width_hint); DALI rejects unknown ones when the pipeline is built. `pipeline_kwargs` go to DALI's Pipeline (benchmarks/loader_overhead.py tries
-    set_affinity etc.).
+    preallocate_width_hint); one DALI does not take is a PipelineError naming it. `pipeline_kwargs`
+    go to DALI's Pipeline (benchmarks/loader_overhead.py tries set_affinity etc.).
     """
     from nvidia.dali import fn, pipeline_def, types
 
@@ -760,7 +760,7 @@ def train_mode(filelist, images_dir, out_csv, out_json, *, mode_name: str, compi
 def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, compile_settings: dict | None,
                     train: dict, loader: dict, progress: bool, cache: dict, device: torch.device,
                     images: int, num_classes: int, busy: list[int], stream: str,
-                    connections: str = "8 (CUDA's default)") -> dict:
+                    connections: str) -> dict:
     """The checked training job, on the CUDA stream training_stream chose."""
     torch.manual_seed(train["seed"])
     if device.type == "cuda":
