@@ -18,6 +18,7 @@ import csv
 import gzip
 import json
 import re
+import resource
 import statistics
 from collections import defaultdict
 import sys
@@ -71,18 +72,24 @@ def timed(device, fn) -> float:
     return time.perf_counter() - start
 
 
-def run_steps(step, batches, steps: int, device=None, stream: str = "default") -> tuple[float, float]:
+def process_cpu_s() -> float:
+    """CPU seconds used so far by all of this process's threads (user and system)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_steps(step, batches, steps: int, device=None, stream: str = "default") -> tuple[float, float, float]:
     """Run `steps` steps on the CUDA stream `stream` names (train.training_stream); return the main
-    thread's CPU seconds and its seconds waiting for batches."""
+    thread's CPU seconds, its seconds waiting for batches, and all threads' CPU seconds."""
     iterator = iter(batches)
-    cpu, fetch = time.thread_time(), 0.0
+    cpu, fetch, everything = time.thread_time(), 0.0, process_cpu_s()
     with train.training_stream(device or torch.device("cpu"), stream):
         for _ in range(steps):
             before = time.perf_counter()
             images, labels = next(iterator)
             fetch += time.perf_counter() - before
             step(images, labels)
-    return time.thread_time() - cpu, fetch
+    return time.thread_time() - cpu, fetch, process_cpu_s() - everything
 
 
 def endless(loader):
@@ -150,7 +157,8 @@ def make_feed(text: str, config: dict, filelist, images_dir, device, classes: in
                                  **{k[len("decoder."):]: v for k, v in overrides.items() if k.startswith("decoder.")}}
     pipes = train.dali_pipelines(filelist, images_dir, t, loader, device,
                                  **{k: v for k, v in overrides.items() if k in pipeline_keys})
-    dali = train.DaliLoader(pipes, t["channels_last"], fetch=loader.get("fetch", "inline"), device=device)
+    dali = train.DaliLoader(pipes, t["channels_last"], fetch=loader.get("fetch", "inline"), device=device,
+                            cpus=train.loader_cpus(loader.get("reserve_cores", 0)))
     return FetchOnly(dali, fixed) if kind == "dali-fetch-only" else dali
 
 
@@ -301,8 +309,8 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
     compile_s = timed(device, lambda: run_steps(step, first, warmup, device, streams[feeds[0]]))
     for feed, source in sources.items():
         timed(device, lambda: run_steps(step, source, warmup, device, streams[feed]))
-    rates = {feed: [] for feed in feeds}
-    host = {feed: [] for feed in feeds}
+    rates: dict[str, list[float]] = {feed: [] for feed in feeds}
+    host: dict[str, list[tuple[float, float, float]]] = {feed: [] for feed in feeds}
     for _ in range(blocks):
         for feed, source in sources.items():  # alternate, so drift on the host hits every feed alike
             seconds = timed(device, lambda: host[feed].append(run_steps(step, source, steps, device,
@@ -310,21 +318,27 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
             rates[feed].append(steps * t["batch_size"] / seconds)
     rows = []
     for feed, values in rates.items():
-        cpu_ms = statistics.median(c for c, _ in host[feed]) / steps * 1e3
-        fetch_ms = statistics.median(f for _, f in host[feed]) / steps * 1e3
+        cpu_ms = statistics.median(c for c, _, _ in host[feed]) / steps * 1e3
+        fetch_ms = statistics.median(f for _, f, _ in host[feed]) / steps * 1e3
+        process_ms = statistics.median(p for _, _, p in host[feed]) / steps * 1e3
         rows.append({"mode": mode, "feed": feed, "images_per_s": round(statistics.median(values), 1),
                      "images_per_s_min": round(min(values), 1), "images_per_s_max": round(max(values), 1),
                      "ms_per_step": round(steps * t["batch_size"] / statistics.median(values) / steps * 1e3, 3),
                      "host_cpu_ms_per_step": round(cpu_ms, 3), "fetch_ms_per_step": round(fetch_ms, 3),
+                     "process_cpu_ms_per_step": round(process_ms, 3),
                      "warmup_s": round(compile_s, 1)})
         print(f"{mode:>16} {feed:<36} {rows[-1]['images_per_s']:8.1f} images/s "
               f"({rows[-1]['ms_per_step']:.2f} ms/step; main thread CPU {cpu_ms:.2f} ms/step, "
-              f"of which waiting for the batch {fetch_ms:.2f} ms)", flush=True)
-    base = statistics.median(rates[feeds[0]])
+              f"of which waiting for the batch {fetch_ms:.2f} ms; all threads' CPU {process_ms:.2f} ms/step)",
+              flush=True)
     for feed in feeds[1:]:
-        ratio = statistics.median(rates[feed]) / base
-        rows.append({"mode": mode, "feed": f"{feed}/{feeds[0]}", "images_per_s": round(ratio, 4)})
-        print(f"{mode:>16} {feed + '/' + feeds[0]:<36} {ratio:.3f}", flush=True)
+        # each block's rate against the first feed's in the same round: drift between rounds cancels
+        paired = [a / b for a, b in zip(rates[feed], rates[feeds[0]])]
+        ratio = statistics.median(paired)
+        rows.append({"mode": mode, "feed": f"{feed}/{feeds[0]}", "images_per_s": round(ratio, 4),
+                     "images_per_s_min": round(min(paired), 4), "images_per_s_max": round(max(paired), 4)})
+        print(f"{mode:>16} {feed + '/' + feeds[0]:<36} {ratio:.3f} (median of {len(paired)} paired blocks; "
+              f"{min(paired):.3f}-{max(paired):.3f})", flush=True)
     profiles = []
     if profile_dir is not None:
         profile_dir.mkdir(parents=True, exist_ok=True)
@@ -379,7 +393,8 @@ def main(argv=None) -> None:
     parser.add_argument("--feeds", nargs="*", default=["synthetic", "dali"],
                         help="what feeds the step, compared with the first: synthetic (one batch), "
                              "synthetic-rotating[:count=N] (N batches in turn), dali[:key=value,...] "
-                             "(loader settings: threads, prefetch, hw_decoder_load, decoder, pipelines; "
+                             "(loader settings: threads, prefetch, hw_decoder_load, decoder, pipelines, "
+                             "fetch, reserve_cores; "
                              "decoder.NAME=VALUE: an argument of DALI's decoder, e.g. "
                              "decoder.preallocate_width_hint=512; DALI pipeline "
                              "arguments: set_affinity, exec_dynamic); every feed also takes "
@@ -398,6 +413,9 @@ def main(argv=None) -> None:
     parser.add_argument("--cuda-max-connections", type=int, metavar="N",
                         help="CUDA_DEVICE_MAX_CONNECTIONS for this run, 1-32 (default: the config's "
                              "train.cuda_max_connections; unset there: the environment's, else CUDA's 8)")
+    parser.add_argument("--cuda-sync", choices=sorted(train.CUDA_SYNC_FLAGS),
+                        help="how host threads wait for the GPU in this run (train.cuda_sync; default: "
+                             "the config's, unset there: CUDA's auto)")
     parser.add_argument("--out", default="results/loader_overhead.csv")
     args = parser.parse_args(argv)
 
@@ -406,9 +424,12 @@ def main(argv=None) -> None:
     wanted = args.cuda_max_connections
     connections = train.cuda_max_connections(
         wanted if wanted is not None else config["train"].get("cuda_max_connections"))
+    sync = train.cuda_sync(args.cuda_sync or config["train"].get("cuda_sync"),
+                           train.check_device(config["train"]["device"]))
     filelist, images_dir = data_paths(config)
     print(f"{config['train']['model']}, batch {config['train']['batch_size']}, {config['train']['precision']}, "
-          f"{filelist}; CUDA_DEVICE_MAX_CONNECTIONS {connections}; {versions()}", flush=True)
+          f"{filelist}; CUDA_DEVICE_MAX_CONNECTIONS {connections}; CUDA sync {sync}; {versions()}", flush=True)
+    process = {"cuda_max_connections": connections, "cuda_sync": sync}
     rows, profiles = [], []
     for pipelines in args.pipelines or [config["loader"].get("pipelines", 1)]:
         for threads in args.threads or [config["loader"]["threads"]]:
@@ -425,15 +446,11 @@ def main(argv=None) -> None:
             rows.extend(timed_rows)
             profiles.extend(profiled)
             # after every mode: a later mode's failure keeps these
-            write_csv(args.out, with_connections(rows, connections))
+            write_csv(args.out, [{**row, **process} for row in rows])
             if profiles:
                 write_csv(Path(args.profile) / "profile.csv", profiles)
-    write_csv(args.out, with_connections(rows, connections))
+    write_csv(args.out, [{**row, **process} for row in rows])
     print(f"wrote {args.out}")
-
-
-def with_connections(rows: list[dict], connections: str) -> list[dict]:
-    return [{**row, "cuda_max_connections": connections} for row in rows]
 
 
 def write_csv(path, rows: list[dict]) -> None:

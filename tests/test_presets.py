@@ -10,7 +10,7 @@ DECODER_CPU = "configs/synthetic-food101-decoder-cpu.yaml"
 LOADER = "configs/synthetic-food101-loader.yaml"
 OVERLAYS = {DECODER_CPU: "synthetic-food101-decoder-cpu", LOADER: "synthetic-food101-loader"}  # -> run name
 # train settings an overlay may change: how the GPU is driven, not what is computed
-THROUGHPUT_ONLY_TRAIN = {"cuda_stream", "cuda_max_connections"}
+THROUGHPUT_ONLY_TRAIN = {"cuda_stream", "cuda_max_connections", "cuda_sync"}
 DATA = "resources/synthetic-c101-750+250-px512-seed0"
 
 

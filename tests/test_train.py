@@ -3,6 +3,7 @@
 import csv
 import json
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -107,6 +108,7 @@ def test_eager_with_dali_writes_one_row_per_epoch(dataset, tmp_path):
     assert saved["synthetic_batch_images_per_s"] > 0
     assert saved["cuda_stream"] == "none (cpu)"
     assert saved["cuda_max_connections"] is None  # a CUDA setting: not recorded for a CPU run
+    assert saved["cuda_sync"] is None and saved["loader_cpus"] is None
     assert facts["mode"] == "none"
 
 
@@ -123,6 +125,8 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
     feeds = ["synthetic", "synthetic-rotating:count=2", "dali:threads=1", "dali:stream=default",
              "dali:fetch=thread,stream=side-high", "dali-fetch-only", "dali:resize_antialias=false,decoder=cpu,threads=1",
              "dali:pipelines=2,threads=1", "dali:decoder=cpu,threads=1,decoder.use_fast_idct=true"]
+    if len(train.cpu_cores(os.sched_getaffinity(0))) > 1:
+        feeds.append("dali:reserve_cores=1,threads=1")
     # one step per block (two blocks: a min and a max), one profiled step: a resnet18 step is ~0.2 s on
     # a 2-core CPU, and what is checked is each feed's rows, not how steady the numbers are
     rows, profiles = bench.bench_mode("none", config, filelist, images, feeds=feeds, steps=1, warmup=1,
@@ -133,10 +137,14 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
     for row in timed.values():
         assert row["images_per_s_min"] <= row["images_per_s"] <= row["images_per_s_max"]
         assert row["host_cpu_ms_per_step"] > 0 and row["fetch_ms_per_step"] >= 0
-    ratios = {row["feed"]: row["images_per_s"] for row in rows if "/" in row["feed"]}
+        assert row["process_cpu_ms_per_step"] >= row["host_cpu_ms_per_step"] * 0.9  # all threads >= main
+    ratios = {row["feed"]: row for row in rows if "/" in row["feed"]}
     assert set(ratios) == {f"{feed}/synthetic" for feed in feeds[1:]}
-    assert ratios["dali:threads=1/synthetic"] == pytest.approx(
-        timed["dali:threads=1"]["images_per_s"] / timed["synthetic"]["images_per_s"], rel=0.01)
+    # the median of the blocks' paired ratios (each block against the synthetic block of its round)
+    ratio, dali, fixed = ratios["dali:threads=1/synthetic"], timed["dali:threads=1"], timed["synthetic"]
+    assert ratio["images_per_s_min"] <= ratio["images_per_s"] <= ratio["images_per_s_max"]
+    assert dali["images_per_s_min"] / fixed["images_per_s_max"] * 0.999 <= ratio["images_per_s_min"]
+    assert ratio["images_per_s_max"] <= dali["images_per_s_max"] / fixed["images_per_s_min"] * 1.001
     with pytest.raises(SystemExit, match="unknown feed"):
         bench.parse_feed("pytorch-dataloader")
     with pytest.raises(PipelineError, match="decoder_options"):  # decoder.NAME reaches DALI's decoder
@@ -315,6 +323,102 @@ def test_cuda_max_connections_is_set_before_cuda_starts_and_checked(monkeypatch)
     assert train.cuda_max_connections(32) == "32"
     with pytest.raises(PipelineError, match="already initialised.*CUDA_DEVICE_MAX_CONNECTIONS=32"):
         train.cuda_max_connections(16)
+
+
+def thread_cpus(tid: int) -> set[int]:
+    """The CPUs a thread of this process may run on, from /proc."""
+    for line in Path(f"/proc/self/task/{tid}/status").read_text().splitlines():
+        if line.startswith("Cpus_allowed_list:"):
+            cpus = set()
+            for part in line.split(":", 1)[1].strip().split(","):
+                first, _, last = part.partition("-")
+                cpus.update(range(int(first), int(last or first) + 1))
+            return cpus
+    raise AssertionError(f"no Cpus_allowed_list for thread {tid}")
+
+
+def test_reserved_cores_keep_the_loaders_threads_off_them(dataset):
+    """loader.reserve_cores 1: every thread DALI starts, and the fetch thread, may run only on the
+    other cores; the training thread keeps all its CPUs; too many reserved cores is a clear error."""
+    filelist, images = dataset
+    allowed = os.sched_getaffinity(0)
+    cores = train.cpu_cores(allowed)
+    assert set().union(*cores) == allowed
+    assert train.loader_cpus(0) is None
+    for bad in (-1, 1.5, True):
+        with pytest.raises(PipelineError, match="loader.reserve_cores"):
+            train.loader_cpus(bad)
+    with pytest.raises(PipelineError, match=f"loader.reserve_cores {len(cores)}: .*{len(cores)} physical cores"):
+        train.loader_cpus(len(cores))
+    if len(cores) < 2:
+        pytest.skip(f"one physical core here (CPUs {sorted(allowed)}): nothing to keep free")
+    cpus = train.loader_cpus(1)
+    assert cpus == allowed - cores[0]
+    before = set(os.listdir("/proc/self/task"))
+    t = settings(batch_size=8, image_size=16)
+    batches = train.build_loader(filelist, images, t, {**LOADER, "threads": 2, "fetch": "thread",
+                                                        "reserve_cores": 1},
+                                 torch.device("cpu"), CLASSES, 40)
+    started = set(os.listdir("/proc/self/task")) - before
+    assert started, "DALI started no threads"
+    for tid in started:
+        assert thread_cpus(int(tid)) <= cpus, f"DALI thread {tid} may run on a reserved core"
+    assert os.sched_getaffinity(0) == allowed  # the training thread is not limited
+    for index, (images_batch, _) in enumerate(batches):
+        if index == 0:
+            fetch = next(thread for thread in threading.enumerate() if thread.name == "loader-fetch")
+            assert thread_cpus(fetch.native_id) == cpus
+        assert images_batch.shape[0] == 8
+    assert index == 40 // 8 - 1
+
+
+class FakeDriver:
+    """The five CUDA driver calls train.cuda_sync makes, on a primary context's (flags, active)."""
+
+    def __init__(self, flags: int, active: bool):
+        self.flags, self.active, self.sets = flags, active, []
+
+    def cuInit(self, flags):
+        return 0
+
+    def cuDeviceGet(self, handle, ordinal):
+        handle._obj.value = ordinal
+        return 0
+
+    def cuDevicePrimaryCtxGetState(self, handle, flags, active):
+        flags._obj.value, active._obj.value = self.flags, int(self.active)
+        return 0
+
+    def cuDevicePrimaryCtxSetFlags_v2(self, handle, flags):
+        self.sets.append(flags)
+        self.flags = flags
+        return 0
+
+
+def test_cuda_sync_sets_the_primary_contexts_flag_before_cuda_starts():
+    """train.cuda_sync: validated everywhere, nothing done on the CPU; on CUDA the primary context's
+    scheduling flag is replaced (other flags kept), and a context already running with another
+    setting is an error rather than a silently ignored setting. The driver here is a stand-in with
+    the driver's calls (no GPU in CI); the real one is exercised on the GPU host."""
+    cuda = torch.device("cuda")
+    with pytest.raises(PipelineError, match="train.cuda_sync 'sleep'"):
+        train.cuda_sync("sleep", torch.device("cpu"))
+    assert train.cuda_sync("blocking", torch.device("cpu")) is None
+    driver = FakeDriver(flags=0x08 | 0x00, active=False)  # CU_CTX_LMEM_RESIZE_TO_MAX, sched auto
+    assert train.cuda_sync(None, cuda, driver) == "auto" and driver.sets == []
+    assert train.cuda_sync("blocking", cuda, driver) == "blocking" and driver.sets == [0x08 | 0x04]
+    assert train.cuda_sync("blocking", cuda, driver) == "blocking" and len(driver.sets) == 1
+    driver.active = True
+    assert train.cuda_sync("blocking", cuda, driver) == "blocking"  # already so: fine
+    with pytest.raises(PipelineError, match="train.cuda_sync spin: CUDA is already running"):
+        train.cuda_sync("spin", cuda, driver)
+
+    class Failing(FakeDriver):
+        def cuInit(self, flags):
+            return 100  # CUDA_ERROR_NO_DEVICE
+
+    with pytest.raises(PipelineError, match="cuInit failed with CUDA driver error 100"):
+        train.cuda_sync("yield", cuda, Failing(0, False))
 
 
 def test_several_pipelines_read_their_shards_in_turn_and_each_image_once_an_epoch(dataset, tmp_path):

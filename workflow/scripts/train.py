@@ -252,6 +252,61 @@ def cuda_max_connections(value: int | None) -> str:
     return current if current is not None else "8 (CUDA's default)"
 
 
+# CUDA context scheduling flags (cuda.h CU_CTX_SCHED_*): how a host thread waits for the GPU
+CUDA_SYNC_FLAGS = {"auto": 0x00, "spin": 0x01, "yield": 0x02, "blocking": 0x04}
+CUDA_SYNC_MASK = 0x07
+
+
+def cuda_sync(policy: str | None, device: torch.device, driver=None) -> str | None:
+    """Apply train.cuda_sync to the GPU's primary context before CUDA starts; return what applies.
+
+    How a host thread waits for the GPU (cudaStreamSynchronize, cudaEventSynchronize, a full launch
+    queue): spin (busy-wait, a CPU core at 100% while waiting), yield (busy-wait, yielding the core
+    to other threads), blocking (sleep until the GPU signals), auto (CUDA's default: spin when the
+    process has no more CUDA contexts than CPU cores, i.e. almost always). DALI's threads wait for
+    the GPU every batch; spinning they take CPU time from the training threads, which launch eager
+    and `default` mode's kernels. The training loop itself never waits inside an epoch. PyTorch and
+    DALI share the primary context, so the flag applies to both. None leaves it as it is; on the
+    CPU nothing is done and None is returned (for the JSON).
+    """
+    if policy is not None and policy not in CUDA_SYNC_FLAGS:
+        raise PipelineError(f"train.cuda_sync {policy!r}: use one of {', '.join(CUDA_SYNC_FLAGS)} (or null)")
+    if device.type != "cuda":
+        return None
+    if driver is None:
+        try:
+            driver = ctypes.CDLL("libcuda.so.1")
+        except OSError as err:
+            raise PipelineError(f"train.cuda_sync {policy!r}: cannot load the NVIDIA driver ({err})") from err
+
+    def call(name: str, *args) -> None:
+        status = getattr(driver, name)(*args)
+        if status != 0:
+            raise PipelineError(f"train.cuda_sync {policy!r}: {name} failed with CUDA driver error {status}")
+
+    def state() -> tuple[int, bool]:
+        flags, active = ctypes.c_uint(), ctypes.c_int()
+        call("cuDevicePrimaryCtxGetState", handle, ctypes.byref(flags), ctypes.byref(active))
+        return flags.value, bool(active.value)
+
+    handle = ctypes.c_int()
+    call("cuInit", 0)
+    call("cuDeviceGet", ctypes.byref(handle), device.index or 0)
+    flags, active = state()
+    if policy is not None and flags & CUDA_SYNC_MASK != CUDA_SYNC_FLAGS[policy]:
+        if active:
+            raise PipelineError(
+                f"train.cuda_sync {policy}: CUDA is already running in this process with another "
+                "setting, so it would not take effect"
+            )
+        setter = "cuDevicePrimaryCtxSetFlags_v2" if hasattr(driver, "cuDevicePrimaryCtxSetFlags_v2") \
+            else "cuDevicePrimaryCtxSetFlags"
+        call(setter, handle, (flags & ~CUDA_SYNC_MASK) | CUDA_SYNC_FLAGS[policy])
+        flags, _ = state()
+    names = {value: name for name, value in CUDA_SYNC_FLAGS.items()}
+    return names.get(flags & CUDA_SYNC_MASK, f"flags {flags & CUDA_SYNC_MASK:#x}")
+
+
 # CUDA stream priority of train.cuda_stream side-high: the highest PyTorch offers (lower = higher)
 HIGH_PRIORITY = -1
 
@@ -279,14 +334,83 @@ def training_stream(device: torch.device, policy: str) -> Iterator[str]:
     torch.cuda.current_stream(device).wait_stream(stream)
 
 
-def fetched_on_thread(batches: Iterable, depth: int, device: torch.device) -> Iterator:
+def cpu_cores(cpus: Iterable[int]) -> list[set[int]]:
+    """`cpus` grouped by physical core (SMT siblings together, from sysfs), in CPU order."""
+    cores: list[set[int]] = []
+    seen: set[int] = set()
+    wanted = set(cpus)
+    for cpu in sorted(wanted):
+        if cpu in seen:
+            continue
+        try:
+            text = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text()
+            siblings = set()
+            for part in text.strip().split(","):
+                first, _, last = part.partition("-")
+                siblings.update(range(int(first), int(last or first) + 1))
+        except (OSError, ValueError):
+            siblings = {cpu}
+        core = (siblings & wanted) | {cpu}
+        seen |= core
+        cores.append(core)
+    return cores
+
+
+def loader_cpus(reserve_cores: int) -> set[int] | None:
+    """The CPUs the loader's threads may use: this thread's CPUs less `reserve_cores` physical
+    cores (their SMT siblings included), kept free for the training threads; None for 0 (no limit).
+
+    Eager and `default` mode are bound by the host thread that launches their kernels (and the
+    autograd thread): a DALI thread on the same core, or on its SMT sibling, slows every launch.
+    """
+    if not isinstance(reserve_cores, int) or isinstance(reserve_cores, bool) or reserve_cores < 0:
+        raise PipelineError(f"loader.reserve_cores {reserve_cores!r}: use a whole number of cores, 0 or more")
+    if reserve_cores == 0:
+        return None
+    allowed = os.sched_getaffinity(0)
+    cores = cpu_cores(allowed)
+    if reserve_cores >= len(cores):
+        raise PipelineError(
+            f"loader.reserve_cores {reserve_cores}: this process may use {len(cores)} physical cores "
+            f"(CPUs {cpu_list(allowed)}), so none would be left for the loader's threads; use fewer"
+        )
+    return set().union(*cores[reserve_cores:])
+
+
+def cpu_list(cpus: Iterable[int]) -> str:
+    """'0-3,8' for {0, 1, 2, 3, 8}."""
+    runs: list[list[int]] = []
+    for cpu in sorted(cpus):
+        if runs and cpu == runs[-1][1] + 1:
+            runs[-1][1] = cpu
+        else:
+            runs.append([cpu, cpu])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
+@contextlib.contextmanager
+def thread_affinity(cpus: set[int] | None) -> Iterator[None]:
+    """Run what is inside on `cpus` only (this thread's affinity); threads started inside inherit it."""
+    if cpus is None:
+        yield
+        return
+    saved = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, saved)
+
+
+def fetched_on_thread(batches: Iterable, depth: int, device: torch.device,
+                      cpus: set[int] | None = None) -> Iterator:
     """What `batches` yields, pulled up to `depth` items ahead on a thread of its own.
 
     The loader's host work (DALI's scheduling and output hand-over, the iterator's Python) then
     runs beside the training thread instead of between its steps. On CUDA the thread works on the
     caller's current stream, so DALI's outputs are imported (DLPack) with that stream waiting for
     them, as when they are fetched inline. Errors in the thread are raised here; leaving early
-    stops the thread.
+    stops the thread. With `cpus`, the thread runs on those CPUs only.
     """
     items: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
@@ -303,6 +427,8 @@ def fetched_on_thread(batches: Iterable, depth: int, device: torch.device) -> It
         return False
 
     def work() -> None:
+        if cpus is not None:
+            os.sched_setaffinity(0, cpus)
         try:
             with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
                 for item in batches:
@@ -345,6 +471,7 @@ def dali_pipeline(
     resize_antialias: bool = True,
     decoder: str = "mixed",
     decoder_options: dict | None = None,
+    decoder_affine: bool = True,
     shard_id: int = 0,
     num_shards: int = 1,
     **pipeline_kwargs,
@@ -353,7 +480,9 @@ def dali_pipeline(
 
     With num_shards > 1 it reads shard `shard_id` of the file list (DaliLoader interleaves the
     shards' pipelines). `decoder_options` go to decoders.image_random_crop as they are (e.g.
-    preallocate_width_hint); one DALI does not take is a PipelineError naming it. `pipeline_kwargs`
+    preallocate_width_hint); one DALI does not take is a PipelineError naming it. decoder_affine
+    False lets the hardware decoder's threads run where the thread building the pipeline may (by
+    default DALI pins each to a CPU near the GPU). `pipeline_kwargs`
     go to DALI's Pipeline (benchmarks/loader_overhead.py tries set_affinity etc.).
     """
     from nvidia.dali import fn, pipeline_def, types
@@ -373,6 +502,8 @@ def dali_pipeline(
         if gpu_decode:
             # preallocate so the decoder does not grow its buffers during the first epoch
             decode_args.update(device_memory_padding=211025920, host_memory_padding=140544512)
+            if not decoder_affine:
+                decode_args["affine"] = False
         decode_args.update(decoder_options or {})
         try:
             images = fn.decoders.image_random_crop(
@@ -420,10 +551,11 @@ class DaliLoader:
     batch each, until every one has ended its epoch: the shards together cover the file list each
     epoch. Each pipeline decodes on its own DALI threads and CUDA streams, so one pipeline's batch
     can wait on the GPU (e.g. behind the training step's kernels) while the others' go on.
+    With `cpus` (loader_cpus), DALI's threads and the fetch thread run on those CPUs only.
     """
 
     def __init__(self, pipes, channels_last: bool, *, fetch: str = "inline", device: torch.device | None = None,
-                 depth: int = 2):
+                 depth: int = 2, cpus: set[int] | None = None):
         from nvidia.dali.plugin.base_iterator import LastBatchPolicy
         from nvidia.dali.plugin.pytorch import DALIGenericIterator
 
@@ -431,8 +563,9 @@ class DaliLoader:
         if fetch not in ("inline", "thread"):
             raise PipelineError(f"loader.fetch {fetch!r}: use inline or thread")
         try:
-            for pipe in pipes:
-                pipe.build()
+            with thread_affinity(cpus):  # the threads DALI starts now inherit it
+                for pipe in pipes:
+                    pipe.build()
         except RuntimeError as err:
             raise PipelineError(dali_build_error(err)) from err
         self.images = pipes[0].reader_meta("Reader")["epoch_size"]  # the whole file list, not a shard
@@ -442,23 +575,25 @@ class DaliLoader:
                 f"loader.pipelines {len(pipes)}: each pipeline reads a shard of {self.images // len(pipes)} "
                 f"images ({self.images} in all), fewer than a batch of {batch_size}; use fewer pipelines"
             )
-        self._iterators = [
-            DALIGenericIterator(
-                pipe,
-                ["images", "labels"],
-                reader_name="Reader",
-                last_batch_policy=LastBatchPolicy.DROP,
-                auto_reset=True,
-            )
-            for pipe in pipes
-        ]
+        with thread_affinity(cpus):  # the iterators start the pipelines
+            self._iterators = [
+                DALIGenericIterator(
+                    pipe,
+                    ["images", "labels"],
+                    reader_name="Reader",
+                    last_batch_policy=LastBatchPolicy.DROP,
+                    auto_reset=True,
+                )
+                for pipe in pipes
+            ]
         self.steps_per_epoch = sum(len(iterator) for iterator in self._iterators)
         self.channels_last = channels_last
         self.fetch, self.device, self.depth = fetch, device or torch.device("cpu"), depth
+        self.cpus = cpus
 
     def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         if self.fetch == "thread":
-            return fetched_on_thread(self._batches(), self.depth, self.device)
+            return fetched_on_thread(self._batches(), self.depth, self.device, self.cpus)
         return self._batches()
 
     def _batches(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
@@ -707,8 +842,9 @@ def build_loader(filelist, images_dir, train: dict, loader: dict, device, num_cl
             image_size=train["image_size"], device=device, dtype=train["precision"],
             channels_last=train["channels_last"], seed=train["seed"],
         )
+    cpus = loader_cpus(loader.get("reserve_cores", 0))
     return DaliLoader(dali_pipelines(filelist, images_dir, train, loader, device), train["channels_last"],
-                      fetch=loader.get("fetch", "inline"), device=device)
+                      fetch=loader.get("fetch", "inline"), device=device, cpus=cpus)
 
 
 def dali_pipelines(filelist, images_dir, train: dict, loader: dict, device, **pipeline_kwargs) -> list:
@@ -722,7 +858,8 @@ def dali_pipelines(filelist, images_dir, train: dict, loader: dict, device, **pi
             device=device, dtype=train["precision"], threads=loader["threads"], prefetch=loader["prefetch"],
             hw_decoder_load=loader["hw_decoder_load"], seed=train["seed"] + shard,
             resize_antialias=loader.get("resize_antialias", True), decoder=loader.get("decoder", "mixed"),
-            decoder_options=loader.get("decoder_options") or None, shard_id=shard, num_shards=count,
+            decoder_options=loader.get("decoder_options") or None,
+            decoder_affine=not loader.get("reserve_cores", 0), shard_id=shard, num_shards=count,
             **pipeline_kwargs,
         )
         for shard in range(count)
@@ -741,6 +878,7 @@ def train_mode(filelist, images_dir, out_csv, out_json, *, mode_name: str, compi
                train: dict, loader: dict, progress: bool, cache: dict) -> dict:
     connections = cuda_max_connections(train.get("cuda_max_connections"))
     device = check_device(train["device"])
+    sync = cuda_sync(train.get("cuda_sync"), device)
     images, num_classes = count_classes(filelist)
     if images < train["batch_size"]:
         raise PipelineError(
@@ -754,13 +892,13 @@ def train_mode(filelist, images_dir, out_csv, out_json, *, mode_name: str, compi
                                compile_settings=compile_settings, train=train, loader=loader,
                                progress=progress, cache=cache, device=device, images=images,
                                num_classes=num_classes, busy=busy, stream=stream,
-                               connections=connections)
+                               connections=connections, sync=sync)
 
 
 def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, compile_settings: dict | None,
                     train: dict, loader: dict, progress: bool, cache: dict, device: torch.device,
                     images: int, num_classes: int, busy: list[int], stream: str,
-                    connections: str) -> dict:
+                    connections: str, sync: str | None) -> dict:
     """The checked training job, on the CUDA stream training_stream chose."""
     torch.manual_seed(train["seed"])
     if device.type == "cuda":
@@ -810,6 +948,8 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
         "compile_cache": cache,
         "cuda_stream": stream,
         "cuda_max_connections": connections if device.type == "cuda" else None,
+        "cuda_sync": sync,
+        "loader_cpus": cpu_list(batches.cpus) if getattr(batches, "cpus", None) else None,
         "first_step_s": round(results[0].first_step_s, 4),
         "loader_build_s": round(loader_build_s, 4),
         "peak_gpu_mem_gib": peak_gpu_mem_gib(device),
