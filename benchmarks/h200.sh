@@ -41,6 +41,9 @@
 # The loader sweep and three-mode run of docs/reference/h200/2026-12-03e (overlay
 # configs/synthetic-food101-loader.yaml) used this script for its training stages; all its calls
 # are in that folder's logs/calls.sh.
+# The four-mode run of docs/reference/h200/2026-12-03f (overlay configs/synthetic-food101-tuned.yaml,
+# chosen on the device from a loader benchmark in the call before) likewise; its calls are in
+# that folder's logs/calls.sh.
 set -uo pipefail
 budget=${1:?usage: bash benchmarks/h200.sh BUDGET_S STAGE...}
 shift

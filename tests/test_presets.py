@@ -8,7 +8,9 @@ from snakemake_runs import REPO, copy_workflow, planned_jobs, snakemake
 SYNTHETIC = "configs/synthetic-food101.yaml"
 DECODER_CPU = "configs/synthetic-food101-decoder-cpu.yaml"
 LOADER = "configs/synthetic-food101-loader.yaml"
-OVERLAYS = {DECODER_CPU: "synthetic-food101-decoder-cpu", LOADER: "synthetic-food101-loader"}  # -> run name
+TUNED = "configs/synthetic-food101-tuned.yaml"
+OVERLAYS = {DECODER_CPU: "synthetic-food101-decoder-cpu", LOADER: "synthetic-food101-loader",
+            TUNED: "synthetic-food101-tuned"}  # -> run name
 # train settings an overlay may change: how the GPU is driven, not what is computed
 THROUGHPUT_ONLY_TRAIN = {"cuda_stream", "cuda_max_connections", "cuda_sync"}
 DATA = "resources/synthetic-c101-750+250-px512-seed0"
@@ -37,5 +39,10 @@ def test_overlays_change_only_the_loader_and_the_run():
     assert len(runs) == 1 + len(OVERLAYS)
     assert yaml.safe_load((REPO / DECODER_CPU).read_text())["loader"]["decoder"] == "cpu"
     loader = yaml.safe_load((REPO / LOADER).read_text())
-    assert loader["train"] == {"cuda_max_connections": 32}
+    assert loader["train"] == {"cuda_max_connections": 32, "cuda_sync": None}
     assert loader["loader"]["decoder_options"] == {"preallocate_width_hint": 512, "preallocate_height_hint": 512}
+    # the 2026-12-03f run's settings, now the defaults: the overlay keeps them fixed
+    tuned = yaml.safe_load((REPO / TUNED).read_text())
+    defaults = yaml.safe_load((REPO / "config.yaml").read_text())
+    for section in ("train", "loader"):
+        assert tuned[section] == {key: defaults[section][key] for key in tuned[section]}

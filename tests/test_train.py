@@ -404,8 +404,9 @@ def test_cuda_sync_sets_the_primary_contexts_flag_before_cuda_starts():
     with pytest.raises(PipelineError, match="train.cuda_sync 'sleep'"):
         train.cuda_sync("sleep", torch.device("cpu"))
     assert train.cuda_sync("blocking", torch.device("cpu")) is None
+    assert train.cuda_sync(None, cuda, driver=None) == "not set (CUDA's default: auto)"  # no driver needed
     driver = FakeDriver(flags=0x08 | 0x00, active=False)  # CU_CTX_LMEM_RESIZE_TO_MAX, sched auto
-    assert train.cuda_sync(None, cuda, driver) == "auto" and driver.sets == []
+    assert train.cuda_sync("auto", cuda, driver) == "auto" and driver.sets == []  # already so
     assert train.cuda_sync("blocking", cuda, driver) == "blocking" and driver.sets == [0x08 | 0x04]
     assert train.cuda_sync("blocking", cuda, driver) == "blocking" and len(driver.sets) == 1
     driver.active = True
