@@ -363,8 +363,10 @@ def loader_cpus(reserve_cores: int) -> set[int] | None:
     """The CPUs the loader's threads may use: this thread's CPUs less `reserve_cores` physical
     cores (their SMT siblings included), kept free for the training threads; None for 0 (no limit).
 
-    Eager and `default` mode are bound by the host thread that launches their kernels (and the
-    autograd thread): a DALI thread on the same core, or on its SMT sibling, slows every launch.
+    Eager and `default` mode are bound by the host threads that launch their kernels (the main
+    and the autograd thread); a DALI thread on the same core, or on its SMT sibling, could slow
+    every launch (on a 16-core H200 host without SMT, 2 reserved cores made no difference beyond
+    the host's noise).
     """
     if not isinstance(reserve_cores, int) or isinstance(reserve_cores, bool) or reserve_cores < 0:
         raise PipelineError(f"loader.reserve_cores {reserve_cores!r}: use a whole number of cores, 0 or more")
@@ -430,9 +432,9 @@ def fetched_on_thread(batches: Iterable, depth: int, device: torch.device,
         return False
 
     def work() -> None:
-        if cpus is not None:
-            os.sched_setaffinity(0, cpus)
         try:
+            if cpus is not None:
+                os.sched_setaffinity(0, cpus)
             with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
                 for item in batches:
                     if not offer(item):
