@@ -266,7 +266,7 @@ def cuda_sync(policy: str | None, device: torch.device, driver=None) -> str | No
     process has no more CUDA contexts than CPU cores, i.e. almost always). DALI's threads wait for
     the GPU every batch; spinning, they could take CPU time from the training threads that launch
     eager's and `default`'s kernels (on an H200 host blocking changed neither DALI's CPU time nor
-    any mode's rate measurably). The training loop itself never waits inside an epoch. PyTorch and
+    eager's rate measurably). The training loop itself never waits inside an epoch. PyTorch and
     DALI share the primary context, so the flag applies to both. None leaves it as it is (and
     does not call the driver); on the CPU nothing is done and None is returned (for the JSON).
     """
