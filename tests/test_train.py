@@ -373,7 +373,7 @@ def test_reserved_cores_keep_the_loaders_threads_off_them(dataset):
 
 
 class FakeDriver:
-    """The five CUDA driver calls train.cuda_sync makes, on a primary context's (flags, active)."""
+    """The four CUDA driver calls train.cuda_sync makes, on a primary context's (flags, active)."""
 
     def __init__(self, flags: int, active: bool):
         self.flags, self.active, self.sets = flags, active, []
