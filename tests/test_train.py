@@ -329,11 +329,7 @@ def thread_cpus(tid: int) -> set[int]:
     """The CPUs a thread of this process may run on, from /proc."""
     for line in Path(f"/proc/self/task/{tid}/status").read_text().splitlines():
         if line.startswith("Cpus_allowed_list:"):
-            cpus = set()
-            for part in line.split(":", 1)[1].strip().split(","):
-                first, _, last = part.partition("-")
-                cpus.update(range(int(first), int(last or first) + 1))
-            return cpus
+            return train.parse_cpu_list(line.split(":", 1)[1])
     raise AssertionError(f"no Cpus_allowed_list for thread {tid}")
 
 
@@ -350,6 +346,8 @@ def test_reserved_cores_keep_the_loaders_threads_off_them(dataset):
             train.loader_cpus(bad)
     with pytest.raises(PipelineError, match=f"loader.reserve_cores {len(cores)}: .*{len(cores)} physical cores"):
         train.loader_cpus(len(cores))
+    assert train.parse_cpu_list(train.cpu_list({0, 1, 2, 3, 8, 10, 11})) == {0, 1, 2, 3, 8, 10, 11}
+    assert train.cpu_list({0, 1, 2, 3, 8}) == "0-3,8"
     if len(cores) < 2:
         pytest.skip(f"one physical core here (CPUs {sorted(allowed)}): nothing to keep free")
     cpus = train.loader_cpus(1)

@@ -346,11 +346,8 @@ def cpu_cores(cpus: Iterable[int]) -> list[set[int]]:
         if cpu in seen:
             continue
         try:
-            text = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text()
-            siblings = set()
-            for part in text.strip().split(","):
-                first, _, last = part.partition("-")
-                siblings.update(range(int(first), int(last or first) + 1))
+            siblings = parse_cpu_list(
+                Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text())
         except (OSError, ValueError):
             siblings = {cpu}
         core = (siblings & wanted) | {cpu}
@@ -380,6 +377,15 @@ def loader_cpus(reserve_cores: int) -> set[int] | None:
             f"(CPUs {cpu_list(allowed)}), so none would be left for the loader's threads; use fewer"
         )
     return set().union(*cores[reserve_cores:])
+
+
+def parse_cpu_list(text: str) -> set[int]:
+    """{0, 1, 2, 3, 8} for '0-3,8' (Linux's CPU list format, as in sysfs and /proc)."""
+    cpus: set[int] = set()
+    for part in text.strip().split(","):
+        first, _, last = part.partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    return cpus
 
 
 def cpu_list(cpus: Iterable[int]) -> str:
