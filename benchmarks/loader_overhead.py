@@ -17,11 +17,13 @@ import argparse
 import csv
 import gzip
 import json
+import os
 import re
 import resource
 import statistics
 from collections import defaultdict
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -76,6 +78,56 @@ def process_cpu_s() -> float:
     """CPU seconds used so far by all of this process's threads (user and system)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
+
+
+ROLES = ("main", "autograd", "fetch", "other")
+# per role and step: CPU time, time runnable but waiting for a CPU (the kernel's run queue), and
+# context switches the thread made itself (waiting: for the GIL, a lock, the GPU) and was forced to
+THREAD_FIELDS = ("cpu_ms", "runq_ms", "voluntary_switches", "forced_switches")
+
+
+def thread_stats() -> dict[int, tuple]:
+    """This process's threads now: tid -> (role, CPU ns, run-queue wait ns, voluntary switches,
+    involuntary switches), from /proc/self/task (Linux's schedstat). Roles: main (the training
+    loop), autograd (PyTorch's backward threads, named pt_autograd_N), fetch (the loader's fetch
+    thread), other (DALI's threads, CUDA's, ...). Empty where the kernel does not give schedstat."""
+    main = threading.main_thread().native_id
+    fetch = {t.native_id for t in threading.enumerate() if t.name == "loader-fetch"}
+    stats = {}
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return stats
+    for name in tids:
+        task = Path("/proc/self/task", name)
+        try:
+            cpu_ns, wait_ns = (int(v) for v in (task / "schedstat").read_text().split()[:2])
+            comm = (task / "comm").read_text().strip()
+            status = (task / "status").read_text()
+            voluntary = int(re.search(r"^voluntary_ctxt_switches:\s*(\d+)", status, re.M)[1])
+            forced = int(re.search(r"^nonvoluntary_ctxt_switches:\s*(\d+)", status, re.M)[1])
+        except (OSError, ValueError, TypeError):  # the thread ended meanwhile, or no schedstat
+            continue
+        tid = int(name)
+        role = ("main" if tid == main else "fetch" if tid in fetch
+                else "autograd" if comm.startswith("pt_autograd") else "other")
+        stats[tid] = (role, cpu_ns, wait_ns, voluntary, forced)
+    return stats
+
+
+def thread_deltas(before: dict, after: dict) -> dict[str, list[float]]:
+    """Per role: [CPU ms, run-queue ms, voluntary switches, forced switches] between two
+    thread_stats snapshots (a thread started between them counts from zero)."""
+    totals = {role: [0.0, 0.0, 0.0, 0.0] for role in ROLES}
+    for tid, (role, *now) in after.items():
+        then = before.get(tid, (role, 0, 0, 0, 0))[1:]
+        delta = [a - b for a, b in zip(now, then)]
+        total = totals[role]
+        total[0] += delta[0] / 1e6
+        total[1] += delta[1] / 1e6
+        total[2] += delta[2]
+        total[3] += delta[3]
+    return totals
 
 
 def run_steps(step, batches, steps: int, device=None, stream: str = "default") -> tuple[float, float, float]:
@@ -310,27 +362,37 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
     for feed, source in sources.items():
         timed(device, lambda: run_steps(step, source, warmup, device, streams[feed]))
     rates: dict[str, list[float]] = {feed: [] for feed in feeds}
-    host: dict[str, list[tuple[float, float, float]]] = {feed: [] for feed in feeds}
+    host: dict[str, list[tuple]] = {feed: [] for feed in feeds}
     for _ in range(blocks):
         for feed, source in sources.items():  # alternate, so drift on the host hits every feed alike
+            threads = thread_stats()  # read outside the timed window (/proc of ~100 threads)
             seconds = timed(device, lambda: host[feed].append(run_steps(step, source, steps, device,
                                                                           streams[feed])))
+            host[feed][-1] += (thread_deltas(threads, thread_stats()) if threads else {},)
             rates[feed].append(steps * t["batch_size"] / seconds)
     rows = []
     for feed, values in rates.items():
-        cpu_ms = statistics.median(c for c, _, _ in host[feed]) / steps * 1e3
-        fetch_ms = statistics.median(f for _, f, _ in host[feed]) / steps * 1e3
-        process_ms = statistics.median(p for _, _, p in host[feed]) / steps * 1e3
+        cpu_ms = statistics.median(h[0] for h in host[feed]) / steps * 1e3
+        fetch_ms = statistics.median(h[1] for h in host[feed]) / steps * 1e3
+        process_ms = statistics.median(h[2] for h in host[feed]) / steps * 1e3
+        # per role of thread, the median over blocks of each field, per step
+        per_thread = {f"{role}_{field}_per_step": round(statistics.median(h[3][role][i] for h in host[feed]) / steps, 3)
+                      for role in ROLES for i, field in enumerate(THREAD_FIELDS)} if host[feed][0][3] else {}
         rows.append({"mode": mode, "feed": feed, "images_per_s": round(statistics.median(values), 1),
                      "images_per_s_min": round(min(values), 1), "images_per_s_max": round(max(values), 1),
                      "ms_per_step": round(steps * t["batch_size"] / statistics.median(values) / steps * 1e3, 3),
                      "host_cpu_ms_per_step": round(cpu_ms, 3), "fetch_ms_per_step": round(fetch_ms, 3),
-                     "process_cpu_ms_per_step": round(process_ms, 3),
+                     "process_cpu_ms_per_step": round(process_ms, 3), **per_thread,
                      "warmup_s": round(compile_s, 1)})
         print(f"{mode:>16} {feed:<36} {rows[-1]['images_per_s']:8.1f} images/s "
               f"({rows[-1]['ms_per_step']:.2f} ms/step; main thread CPU {cpu_ms:.2f} ms/step, "
               f"of which waiting for the batch {fetch_ms:.2f} ms; all threads' CPU {process_ms:.2f} ms/step)",
               flush=True)
+        if per_thread:
+            print(" " * 17 + "per step, CPU / run-queue wait / switches voluntary+forced: " + "; ".join(
+                f"{role} {per_thread[f'{role}_cpu_ms_per_step']:.2f} / {per_thread[f'{role}_runq_ms_per_step']:.2f} ms"
+                f" / {per_thread[f'{role}_voluntary_switches_per_step']:.1f}+{per_thread[f'{role}_forced_switches_per_step']:.1f}"
+                for role in ROLES), flush=True)
     for feed in feeds[1:]:
         # each block's rate against the first feed's in the same round: drift between rounds cancels
         paired = [a / b for a, b in zip(rates[feed], rates[feeds[0]])]

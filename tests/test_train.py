@@ -138,6 +138,13 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
         assert row["images_per_s_min"] <= row["images_per_s"] <= row["images_per_s_max"]
         assert row["host_cpu_ms_per_step"] > 0 and row["fetch_ms_per_step"] >= 0
         assert row["process_cpu_ms_per_step"] >= row["host_cpu_ms_per_step"] * 0.9  # all threads >= main
+        # per role of thread, from /proc/self/task: the main thread's CPU time as thread_time() has it
+        assert row["main_cpu_ms_per_step"] >= row["host_cpu_ms_per_step"] * 0.9
+        assert all(row[f"{role}_{field}_per_step"] >= 0 for role in bench.ROLES for field in bench.THREAD_FIELDS)
+        assert row["main_voluntary_switches_per_step"] + row["main_forced_switches_per_step"] >= 0
+    # the fetch thread's own CPU time is counted under "fetch", DALI's threads' under "other"
+    assert timed["dali:fetch=thread,stream=side-high"]["fetch_cpu_ms_per_step"] > 0
+    assert timed["dali:threads=1"]["other_cpu_ms_per_step"] > 0
     ratios = {row["feed"]: row for row in rows if "/" in row["feed"]}
     assert set(ratios) == {f"{feed}/synthetic" for feed in feeds[1:]}
     # the median of the blocks' paired ratios (each block against the synthetic block of its round)
