@@ -106,6 +106,10 @@ def test_eager_with_dali_writes_one_row_per_epoch(dataset, tmp_path):
     assert saved["versions"]["dali"] and saved["versions"]["torch"] == torch.__version__
     assert len(saved["loss_curve"]["loss"]) == 2 * (40 // 6)
     assert saved["synthetic_batch_images_per_s"] > 0
+    # upper_bound_steps 3: three blocks of one step (at most 5 blocks), their median recorded
+    blocks = saved["synthetic_batch_block_images_per_s"]
+    assert len(blocks) == 3 and all(rate > 0 for rate in blocks)
+    assert saved["synthetic_batch_images_per_s"] == pytest.approx(sorted(blocks)[1], abs=0.01)
     assert saved["cuda_stream"] == "none (cpu)"
     assert saved["cuda_max_connections"] is None  # a CUDA setting: not recorded for a CPU run
     assert saved["cuda_sync"] is None and saved["loader_cpus"] is None

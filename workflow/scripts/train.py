@@ -17,6 +17,7 @@ import os
 import queue
 import re
 import shutil
+import statistics
 import tempfile
 import threading
 import time
@@ -779,27 +780,34 @@ def run_epoch(step, batches: Iterable, *, epoch: int, steps: int, batch_size: in
     return EpochResult(epoch, epoch_s, steps, steps * batch_size, values, first_step_s)
 
 
-def synthetic_batch_rate(step, *, steps: int, batch_size: int, image_size: int,
-                         num_classes: int, device: torch.device, dtype: str, channels_last: bool,
-                         seed: int) -> float | None:
-    """images/s of the same compiled step on one batch made once on the device (no loading).
+def synthetic_batch_rates(step, *, steps: int, batch_size: int, image_size: int,
+                          num_classes: int, device: torch.device, dtype: str, channels_last: bool,
+                          seed: int, blocks: int = 5) -> list[float]:
+    """images/s of the same compiled step on one batch made once on the device (no loading), per
+    block: `steps` steps in up to `blocks` blocks, each timed on its own (their median resists a
+    passing slowdown of the host, which a step bound by the CPU feels at once).
 
     Run after the timed epochs with the shapes and strides of the real batches, so nothing
     recompiles: the gap to the epochs' images/s is what the loader costs.
     """
     if steps <= 0:
-        return None
+        return []
     fixed = SyntheticLoader(images=batch_size * steps, num_classes=num_classes, batch_size=batch_size,
                             image_size=image_size, device=device, dtype=dtype,
                             channels_last=channels_last, seed=seed)
     for _ in range(min(10, steps)):
         step(fixed.batch, fixed.labels)
-    synchronize(device)
-    start = time.perf_counter()
-    for _ in range(steps):
-        step(fixed.batch, fixed.labels)
-    synchronize(device)
-    return steps * batch_size / (time.perf_counter() - start)
+    blocks = max(1, min(blocks, steps))
+    rates = []
+    for index in range(blocks):
+        block_steps = steps // blocks + (1 if index < steps % blocks else 0)
+        synchronize(device)
+        start = time.perf_counter()
+        for _ in range(block_steps):
+            step(fixed.batch, fixed.labels)
+        synchronize(device)
+        rates.append(block_steps * batch_size / (time.perf_counter() - start))
+    return rates
 
 
 def check_finite(losses: list[float], epoch: int) -> None:
@@ -944,14 +952,16 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
                  result.images / result.epoch_s, result.row["loss_mean"])
         results.append(result)
 
-    upper_bound = None
+    upper_bound, blocks = None, []
     if train["loader"] != "synthetic":
-        upper_bound = synthetic_batch_rate(
+        blocks = synthetic_batch_rates(
             step, steps=train["upper_bound_steps"], batch_size=train["batch_size"],
             image_size=train["image_size"], num_classes=num_classes, device=device,
             dtype=train["precision"], channels_last=train["channels_last"], seed=train["seed"])
-        if upper_bound:
-            log.info("same step on one synthetic batch: %.1f images/s", upper_bound)
+        if blocks:
+            upper_bound = statistics.median(blocks)
+            log.info("same step on one synthetic batch: %.1f images/s (median of %d blocks, %.1f-%.1f)",
+                     upper_bound, len(blocks), min(blocks), max(blocks))
     facts = {
         "mode": mode_name,
         "compile": kwargs,
@@ -967,6 +977,7 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
         **dynamo_counts(),
         "recompiles": recompiles.count,
         "synthetic_batch_images_per_s": round(upper_bound, 2) if upper_bound else None,
+        "synthetic_batch_block_images_per_s": [round(rate, 2) for rate in blocks],
         "device": device.type,
         "loader": train["loader"],
         "train": train,
