@@ -18,6 +18,14 @@
 #                 see README), eager and reduce-overhead, same model, batch, image size, precision
 #                 and memory format, through .gpu-extra/timm_bench_wrap.py (adds torch.compile)
 #   train:MODE    one mode's training job (Snakemake; each job compiles into a cold cache)
+#   loader:MODE   benchmarks/loader_overhead.py for one mode: H200_BLOCKS (50) paired blocks of
+#                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch, the loader's
+#                 defaults, 2 DALI threads, 2 cores kept free of the loader's threads)
+#                 -> results/loader_MODE.csv
+#   choose:MODE   benchmarks/choose_loader.py: the best DALI feed of results/loader_MODE.csv under
+#                 MODE as configs/synthetic-food101-chosen.yaml (run synthetic-food101-chosen);
+#                 if nothing can be chosen the call stops. Train with it in a later call:
+#                 H200_CONFIGS="configs/synthetic-food101.yaml configs/synthetic-food101-chosen.yaml"
 #   detach:train:MODE
 #                 the same job started in a session of its own (setsid), so that it outlives this
 #                 call while the host stays held: for a job longer than one call (a cold
@@ -70,13 +78,19 @@ pack() {
 trap pack EXIT
 
 # seconds a stage needs on an H200 (GPU-FACTS.md and earlier calls), with a margin
-declare -A need=([data]=150 [diagnose]=200 [timm]=150 [summary]=60
+declare -A need=([data]=150 [diagnose]=200 [timm]=150 [summary]=60 [loader:default]=330
+    [loader:none]=330 [loader:reduce-overhead]=200 [loader:max-autotune]=600 [choose:none]=10
+    [choose:default]=10 [choose:reduce-overhead]=10 [choose:max-autotune]=10
     [train:none]=170 [train:reduce-overhead]=150 [train:default]=220 [train:max-autotune]=560
     [detach:train:max-autotune]=0 [detach:train:default]=0 [detach:train:none]=0
     [detach:train:reduce-overhead]=0)
 # a stage is done when this file exists
 declare -A done_file=([data]="$data/filelists/all.txt" [diagnose]=results/loader_overhead.csv
     [timm]=results/timm/reduce-overhead.csv [summary]="$run/summary.csv")
+for mode in none default reduce-overhead max-autotune; do
+    done_file[loader:$mode]=results/loader_$mode.csv
+    done_file[choose:$mode]=configs/synthetic-food101-chosen.yaml
+done
 
 if ! python3 -c 'import nvidia.dali, snakemake' 2>/dev/null; then
     [ -d /tmp/parts ] && bash .gpu-bundle/unbundle.sh /tmp/parts >>"$out/h200.log" 2>&1 || { log "bundle missing"; exit 1; }
@@ -122,6 +136,25 @@ for stage in "$@"; do
                 --profile results/profile --profile-steps 25 \
                 --profile-feeds synthetic dali dali:decoder=cpu,threads=12 \
                 --out results/loader_overhead.csv >>"$out/h200.log" 2>&1 ;;
+        loader:*)
+            mode=${stage#loader:}
+            read -r -a feeds <<<"${H200_FEEDS:-synthetic dali dali:threads=2 dali:reserve_cores=2}"
+            TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-bench TRITON_CACHE_DIR=/tmp/triton-cache-bench \
+                timeout "$(left)" python3 benchmarks/loader_overhead.py --configfile "${configs[@]}" \
+                --modes "$mode" --steps "${H200_STEPS:-40}" --blocks "${H200_BLOCKS:-50}" --warmup 15 \
+                --no-timm-style --feeds "${feeds[@]}" \
+                --out "results/loader_$mode.csv" >"results/loader_$mode.log" 2>&1
+            status=$?
+            cp "results/loader_$mode".* "$out/" 2>/dev/null
+            grep -h "images/s\|per step\|/synthetic" "results/loader_$mode.log" | tee -a "$out/h200.log"
+            (exit $status) ;;
+        choose:*)
+            mode=${stage#choose:}
+            if ! python3 benchmarks/choose_loader.py "results/loader_$mode.csv" --mode "$mode" \
+                    --run synthetic-food101-chosen --out configs/synthetic-food101-chosen.yaml 2>&1 | tee -a "$out/h200.log"; then
+                log "$stage: nothing chosen; the call stops"; exit 1
+            fi
+            cp configs/synthetic-food101-chosen.yaml "$out/" ;;
         timm)
             mkdir -p results/timm
             timm_bench none && timm_bench reduce-overhead

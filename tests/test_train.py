@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import yaml
 from PIL import Image
 
 import train
@@ -156,6 +157,22 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
     assert ratio["images_per_s_min"] <= ratio["images_per_s"] <= ratio["images_per_s_max"]
     assert dali["images_per_s_min"] / fixed["images_per_s_max"] * 0.999 <= ratio["images_per_s_min"]
     assert ratio["images_per_s_max"] <= dali["images_per_s_max"] / fixed["images_per_s_min"] * 1.001
+    # the benchmark's own CSV (as its main() writes it on the CPU) feeds benchmarks/choose_loader.py:
+    # the DALI feed with the best ratio becomes the overlay's loader settings
+    bench.write_csv(tmp_path / "loader.csv", [{**row, "cuda_max_connections": "8 (CUDA's default)",
+                                              "cuda_sync": None} for row in rows])
+    choose_spec = importlib.util.spec_from_file_location(
+        "choose_loader", Path(__file__).resolve().parents[1] / "benchmarks" / "choose_loader.py")
+    choose = importlib.util.module_from_spec(choose_spec)
+    choose_spec.loader.exec_module(choose)
+    choose.main([str(tmp_path / "loader.csv"), "--mode", "none", "--run", "chosen",
+                 "--out", str(tmp_path / "chosen.yaml")])
+    best = max((row for feed, row in ratios.items() if feed.startswith("dali:")), key=lambda row: row["images_per_s"])
+    overlay = yaml.safe_load((tmp_path / "chosen.yaml").read_text())
+    _, chosen = bench.parse_feed(best["feed"].rpartition("/")[0])
+    assert overlay["run"] == "chosen" and overlay["train"]["cuda_max_connections"] is None
+    assert {key: overlay["loader"][key] for key in chosen if key in choose.LOADER_KEYS} == \
+        {key: value for key, value in chosen.items() if key in choose.LOADER_KEYS}
     with pytest.raises(SystemExit, match="unknown feed"):
         bench.parse_feed("pytorch-dataloader")
     with pytest.raises(PipelineError, match="decoder_options"):  # decoder.NAME reaches DALI's decoder

@@ -1,0 +1,101 @@
+"""benchmarks/choose_loader.py: the best DALI feed of a loader-benchmark CSV as a config overlay
+that passes the pipeline's config schema."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from snakemake.utils import validate
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+choose = load("choose_loader")
+bench = load("loader_overhead")
+
+
+def ratio(mode, feed, value, low, high):
+    return {"mode": mode, "feed": f"{feed}/synthetic", "images_per_s": value,
+            "images_per_s_min": low, "images_per_s_max": high}
+
+
+def write(path, rows, connections, sync):
+    """As loader_overhead.main writes its CSV: every row with the process's CUDA settings."""
+    bench.write_csv(path, [{**row, "cuda_max_connections": connections, "cuda_sync": sync} for row in rows])
+    return str(path)
+
+
+def merged_config(overlay: dict) -> dict:
+    """config.yaml with the overlay over it (nested, as Snakemake's --configfile), checked by the
+    pipeline's schema."""
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    for section, values in overlay.items():
+        if isinstance(values, dict):
+            for key, value in values.items():
+                if isinstance(value, dict):
+                    config[section][key] = {**config[section][key], **value}
+                else:
+                    config[section][key] = value
+        else:
+            config[section] = values
+    validate(config, str(REPO / "workflow" / "schemas" / "config.schema.yaml"), set_default=True)
+    return config
+
+
+def test_the_best_feed_across_processes_becomes_the_overlay(tmp_path, capsys):
+    a = write(tmp_path / "a.csv", [
+        {"mode": "-", "feed": "dali-alone threads=4 hw_decoder_load=1.0", "images_per_s": 24000.0},
+        {"mode": "default", "feed": "synthetic", "images_per_s": 2500.0},
+        ratio("default", "dali", 0.95, 0.8, 1.1),
+        ratio("default", "dali-fetch-only", 0.999, 0.9, 1.1),  # not a loader: never chosen
+        ratio("default", "dali:exec_dynamic=false", 0.998, 0.9, 1.1),  # not a training-job setting
+        ratio("none", "dali:threads=8", 0.997, 0.9, 1.1),  # another mode
+    ], "32", "blocking")
+    b = write(tmp_path / "b.csv", [
+        ratio("default", "dali:threads=2,fetch=inline,stream=side-high,decoder.preallocate_width_hint=256",
+              0.975, 0.9, 1.05),
+        ratio("default", "dali:reserve_cores=2", 0.96, 0.9, 1.05),
+    ], "8 (CUDA's default)", "not set (CUDA's default: auto)")
+    out = tmp_path / "configs" / "chosen.yaml"
+    choose.main([a, b, "--mode", "default", "--run", "synthetic-food101-chosen", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert "skipped: feed 'dali:exec_dynamic=false': exec_dynamic is not a setting" in printed
+    assert "dali-fetch-only" not in printed and "threads=8" not in printed
+    text = out.read_text()
+    assert text.startswith("# Chosen by benchmarks/choose_loader.py") and "0.975" in text
+    overlay = yaml.safe_load(text)
+    assert overlay == {
+        "run": "synthetic-food101-chosen",
+        "train": {"cuda_stream": "side-high", "cuda_max_connections": None, "cuda_sync": None},
+        "loader": {"threads": 2, "fetch": "inline", "decoder_options": {"preallocate_width_hint": 256}},
+    }
+    config = merged_config(overlay)
+    # the feed's decoder argument goes over the config's (as the benchmark merged it), the rest stays
+    assert config["loader"]["decoder_options"] == {"preallocate_width_hint": 256, "preallocate_height_hint": 512}
+    assert config["loader"]["hw_decoder_load"] == 1.0
+    # the plain defaults measured best: only the process's CUDA settings are written
+    choose.main([a, "--mode", "default", "--run", "r", "--out", str(out)])
+    assert yaml.safe_load(out.read_text()) == {"run": "r", "train": {"cuda_max_connections": 32, "cuda_sync": "blocking"}}
+
+
+def test_nothing_to_choose_is_an_error_and_writes_nothing(tmp_path):
+    out = tmp_path / "chosen.yaml"
+    with pytest.raises(SystemExit, match="cannot read the benchmark's CSV .*missing.csv"):
+        choose.main([str(tmp_path / "missing.csv"), "--mode", "default", "--run", "r", "--out", str(out)])
+    only_eager = write(tmp_path / "eager.csv", [ratio("none", "dali", 0.97, 0.9, 1.0)], "32", "blocking")
+    with pytest.raises(SystemExit, match="no DALI feed of mode 'default'.*nothing written"):
+        choose.main([only_eager, "--mode", "default", "--run", "r", "--out", str(out)])
+    (tmp_path / "other.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(SystemExit, match="not a CSV of benchmarks/loader_overhead.py"):
+        choose.main([str(tmp_path / "other.csv"), "--mode", "default", "--run", "r", "--out", str(out)])
+    assert not out.exists() and not list(tmp_path.glob("*.tmp"))
