@@ -35,19 +35,10 @@ def write(path, rows, connections, sync):
     return str(path)
 
 
-def merged_config(overlay: dict) -> dict:
-    """config.yaml with the overlay over it (nested, as Snakemake's --configfile), checked by the
-    pipeline's schema."""
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    for section, values in overlay.items():
-        if isinstance(values, dict):
-            for key, value in values.items():
-                if isinstance(value, dict):
-                    config[section][key] = {**config[section][key], **value}
-                else:
-                    config[section][key] = value
-        else:
-            config[section] = values
+def merged_config(overlay_file) -> dict:
+    """config.yaml with the overlay over it, merged as the benchmark merges presets (nested, as
+    Snakemake's --configfile), checked by the pipeline's schema."""
+    config = bench.load_config([str(overlay_file)])
     validate(config, str(REPO / "workflow" / "schemas" / "config.schema.yaml"), set_default=True)
     return config
 
@@ -79,7 +70,7 @@ def test_the_best_feed_across_processes_becomes_the_overlay(tmp_path, capsys):
         "train": {"cuda_stream": "side-high", "cuda_max_connections": None, "cuda_sync": None},
         "loader": {"threads": 2, "fetch": "inline", "decoder_options": {"preallocate_width_hint": 256}},
     }
-    config = merged_config(overlay)
+    config = merged_config(out)
     # the feed's decoder argument goes over the config's (as the benchmark merged it), the rest stays
     assert config["loader"]["decoder_options"] == {"preallocate_width_hint": 256, "preallocate_height_hint": 512}
     assert config["loader"]["hw_decoder_load"] == 1.0
