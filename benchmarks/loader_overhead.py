@@ -119,14 +119,11 @@ def thread_deltas(before: dict, after: dict) -> dict[str, list[float]]:
     """Per role: [CPU ms, run-queue ms, voluntary switches, forced switches] between two
     thread_stats snapshots (a thread started between them counts from zero)."""
     totals = {role: [0.0, 0.0, 0.0, 0.0] for role in ROLES}
+    units = (1e6, 1e6, 1, 1)  # ns -> ms; counts stay counts
     for tid, (role, *now) in after.items():
         then = before.get(tid, (role, 0, 0, 0, 0))[1:]
-        delta = [a - b for a, b in zip(now, then)]
-        total = totals[role]
-        total[0] += delta[0] / 1e6
-        total[1] += delta[1] / 1e6
-        total[2] += delta[2]
-        total[3] += delta[3]
+        for i, (a, b) in enumerate(zip(now, then)):
+            totals[role][i] += (a - b) / units[i]
     return totals
 
 
