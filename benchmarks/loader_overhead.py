@@ -339,7 +339,10 @@ def slug(text: str) -> str:
 
 def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str], steps: int, warmup: int,
                blocks: int, timm: bool, profile_dir: Path | None = None, profile_steps: int = 25,
-               profile_feeds: list[str] | None = None) -> tuple[list[dict], list[dict]]:
+               profile_feeds: list[str] | None = None, deadline: float | None = None) -> tuple[list[dict], list[dict]]:
+    """Time `feeds` under `mode` (see the module's docstring). With `deadline` (a time.monotonic()
+    value), no round of blocks starts after it (the first always runs): fewer rounds than
+    `blocks` then, and each row says how many."""
     t, device = config["train"], torch.device(config["train"]["device"])
     images, classes = train.count_classes(filelist)
     torch.manual_seed(t["seed"])
@@ -360,7 +363,10 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
         timed(device, lambda: run_steps(step, source, warmup, device, streams[feed]))
     rates: dict[str, list[float]] = {feed: [] for feed in feeds}
     host: dict[str, list[tuple]] = {feed: [] for feed in feeds}
-    for _ in range(blocks):
+    for round_ in range(blocks):
+        if round_ and deadline is not None and time.monotonic() > deadline:
+            print(f"{mode:>16} stopped after {round_} of {blocks} rounds of blocks (--time-limit)", flush=True)
+            break
         for feed, source in sources.items():  # alternate, so drift on the host hits every feed alike
             threads = thread_stats()  # read outside the timed window (/proc of ~100 threads)
             seconds = timed(device, lambda: host[feed].append(run_steps(step, source, steps, device,
@@ -380,7 +386,7 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
                      "ms_per_step": round(steps * t["batch_size"] / statistics.median(values) / steps * 1e3, 3),
                      "host_cpu_ms_per_step": round(cpu_ms, 3), "fetch_ms_per_step": round(fetch_ms, 3),
                      "process_cpu_ms_per_step": round(process_ms, 3), **per_thread,
-                     "warmup_s": round(compile_s, 1)})
+                     "warmup_s": round(compile_s, 1), "blocks": len(values)})
         print(f"{mode:>16} {feed:<36} {rows[-1]['images_per_s']:8.1f} images/s "
               f"({rows[-1]['ms_per_step']:.2f} ms/step; main thread CPU {cpu_ms:.2f} ms/step, "
               f"of which waiting for the batch {fetch_ms:.2f} ms; all threads' CPU {process_ms:.2f} ms/step)",
@@ -395,7 +401,8 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
         paired = [a / b for a, b in zip(rates[feed], rates[feeds[0]])]
         ratio = statistics.median(paired)
         rows.append({"mode": mode, "feed": f"{feed}/{feeds[0]}", "images_per_s": round(ratio, 4),
-                     "images_per_s_min": round(min(paired), 4), "images_per_s_max": round(max(paired), 4)})
+                     "images_per_s_min": round(min(paired), 4), "images_per_s_max": round(max(paired), 4),
+                     "blocks": len(paired)})
         print(f"{mode:>16} {feed + '/' + feeds[0]:<36} {ratio:.3f} (median of {len(paired)} paired blocks; "
               f"{min(paired):.3f}-{max(paired):.3f})", flush=True)
     profiles = []
@@ -448,6 +455,10 @@ def main(argv=None) -> None:
     parser.add_argument("--modes", nargs="*", default=["none", "default", "reduce-overhead", "max-autotune"])
     parser.add_argument("--steps", type=int, default=150, help="steps per timed block")
     parser.add_argument("--blocks", type=int, default=3, help="timed blocks per feed (median reported)")
+    parser.add_argument("--time-limit", type=float, metavar="SECONDS",
+                        help="start no round of blocks, and no mode, after this many seconds from the start "
+                             "(each mode keeps at least one round; its rows say how many ran): results are "
+                             "written even on a host that lends a command a fixed time")
     parser.add_argument("--warmup", type=int, default=30, help="untimed steps per feed first")
     parser.add_argument("--feeds", nargs="*", default=["synthetic", "dali"],
                         help="what feeds the step, compared with the first: synthetic (one batch), "
@@ -478,6 +489,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", default="results/loader_overhead.csv")
     args = parser.parse_args(argv)
 
+    deadline = time.monotonic() + args.time_limit if args.time_limit is not None else None
     config = load_config(args.configfile)
     # before anything touches the GPU: CUDA reads it when the context is created
     wanted = args.cuda_max_connections
@@ -497,11 +509,14 @@ def main(argv=None) -> None:
                                              hw_load=hw_load, pipelines=pipelines))
     if not args.dali_only:
         for mode in args.modes:
+            if deadline is not None and time.monotonic() > deadline:
+                print(f"{mode:>16} not run: past --time-limit", flush=True)
+                continue
             timed_rows, profiled = bench_mode(
                 mode, config, filelist, images_dir, feeds=args.feeds, steps=args.steps, warmup=args.warmup,
                 blocks=args.blocks, timm=not args.no_timm_style,
                 profile_dir=Path(args.profile) if args.profile else None, profile_steps=args.profile_steps,
-                profile_feeds=args.profile_feeds)
+                profile_feeds=args.profile_feeds, deadline=deadline)
             rows.extend(timed_rows)
             profiles.extend(profiled)
             # after every mode: a later mode's failure keeps these

@@ -4,6 +4,7 @@ import csv
 import json
 import os
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -139,6 +140,7 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
                                       profile_feeds=["synthetic", "dali:threads=1"])
     timed = {row["feed"]: row for row in rows if "/" not in row["feed"]}
     assert list(timed) == feeds
+    assert all(row["blocks"] == 2 for row in rows)  # every round ran: no deadline
     for row in timed.values():
         assert row["images_per_s_min"] <= row["images_per_s"] <= row["images_per_s_max"]
         assert row["host_cpu_ms_per_step"] > 0 and row["fetch_ms_per_step"] >= 0
@@ -175,6 +177,11 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
         {key: value for key, value in chosen.items() if key in choose.LOADER_KEYS}
     with pytest.raises(SystemExit, match="unknown feed"):
         bench.parse_feed("pytorch-dataloader")
+    # a deadline already passed (--time-limit on a host that lends a command a fixed time): one
+    # round of blocks still runs, its rows are written and say so
+    late, _ = bench.bench_mode("none", config, filelist, images, feeds=["synthetic", "dali:threads=1"], steps=1,
+                               warmup=1, blocks=3, timm=False, deadline=time.monotonic() - 1)
+    assert [row["blocks"] for row in late] == [1, 1, 1]
     with pytest.raises(PipelineError, match="decoder_options"):  # decoder.NAME reaches DALI's decoder
         bench.make_feed("dali:decoder.no_such_hint=1", config, filelist, images, torch.device("cpu"), CLASSES, 40)
     # DALI alone, here with two pipelines (one shard each): batches taken from both in turn
