@@ -25,13 +25,8 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow" / "scripts"))
 
-from loader_overhead import parse_feed  # noqa: E402
+from loader_overhead import parse_feed, split_overrides  # noqa: E402
 from train import CUDA_SYNC_FLAGS  # noqa: E402
-
-# feed keys that are loader settings (config.yaml's `loader:`), as make_feed applies them
-LOADER_KEYS = {"threads", "prefetch", "hw_decoder_load", "fetch", "resize_antialias", "decoder",
-               "pipelines", "reserve_cores"}
-
 
 def candidates(paths: list[str], mode: str) -> list[dict]:
     """The DALI feeds' ratio rows of `mode` in the CSVs: feed, ratio (with its range), the
@@ -58,17 +53,10 @@ def candidates(paths: list[str], mode: str) -> list[dict]:
 
 def overlay_for(choice: dict, run: str) -> dict:
     """The config keys that reproduce the chosen feed in a training job."""
-    _, overrides = parse_feed(choice["feed"])
-    loader, options, train = {}, {}, {}
-    for key, value in overrides.items():
-        if key in LOADER_KEYS:
-            loader[key] = value
-        elif key.startswith("decoder."):
-            options[key[len("decoder."):]] = value
-        elif key == "stream":
-            train["cuda_stream"] = value
-        else:  # a DALI Pipeline argument the benchmark takes (set_affinity, exec_dynamic)
-            raise ValueError(f"feed {choice['feed']!r}: {key} is not a setting of the training jobs")
+    loader, options, pipeline, stream = split_overrides(parse_feed(choice["feed"])[1])
+    if pipeline:  # a DALI Pipeline argument the benchmark takes (set_affinity, exec_dynamic)
+        raise ValueError(f"feed {choice['feed']!r}: {', '.join(pipeline)} is not a setting of the training jobs")
+    train = {"cuda_stream": stream} if stream is not None else {}
     if options:
         loader["decoder_options"] = options  # merged over the config's by Snakemake, as by the benchmark
     connections, sync = choice["connections"], choice["sync"]

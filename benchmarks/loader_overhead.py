@@ -188,6 +188,27 @@ def parse_feed(text: str) -> tuple[str, dict]:
     return kind, overrides
 
 
+PIPELINE_KEYS = {"set_affinity", "exec_dynamic"}  # DALI Pipeline arguments, not loader settings
+
+
+def split_overrides(overrides: dict) -> tuple[dict, dict, dict, str | None]:
+    """A DALI feed's overrides as (loader settings, decoder options, DALI Pipeline arguments, CUDA
+    stream): `decoder.NAME=VALUE` is an argument of DALI's decoder (loader.decoder_options),
+    `stream` the training step's stream (train.cuda_stream), set_affinity and exec_dynamic go to
+    DALI's Pipeline, every other key is a `loader` setting."""
+    loader, options, pipeline, stream = {}, {}, {}, None
+    for key, value in overrides.items():
+        if key.startswith("decoder."):
+            options[key[len("decoder."):]] = value
+        elif key in PIPELINE_KEYS:
+            pipeline[key] = value
+        elif key == "stream":
+            stream = value
+        else:
+            loader[key] = value
+    return loader, options, pipeline, stream
+
+
 def make_feed(text: str, config: dict, filelist, images_dir, device, classes: int, images: int):
     kind, overrides = parse_feed(text)
     t = config["train"]
@@ -197,15 +218,10 @@ def make_feed(text: str, config: dict, filelist, images_dir, device, classes: in
         return fixed
     if kind == "synthetic-rotating":
         return RotatingBatches(fixed, int(overrides.get("count", 16)))
-    pipeline_keys = {"set_affinity", "exec_dynamic"}  # DALI Pipeline arguments, not loader settings
-    loader = {**config["loader"],
-              **{k: v for k, v in overrides.items()
-                 if k not in pipeline_keys and k != "stream" and not k.startswith("decoder.")}}
-    # decoder.NAME=VALUE: an argument of DALI's decoder (loader.decoder_options)
-    loader["decoder_options"] = {**(loader.get("decoder_options") or {}),
-                                 **{k[len("decoder."):]: v for k, v in overrides.items() if k.startswith("decoder.")}}
-    pipes = train.dali_pipelines(filelist, images_dir, t, loader, device,
-                                 **{k: v for k, v in overrides.items() if k in pipeline_keys})
+    settings, options, pipeline, _ = split_overrides(overrides)
+    loader = {**config["loader"], **settings}
+    loader["decoder_options"] = {**(loader.get("decoder_options") or {}), **options}
+    pipes = train.dali_pipelines(filelist, images_dir, t, loader, device, **pipeline)
     dali = train.DaliLoader(pipes, t["channels_last"], fetch=loader.get("fetch", "inline"), device=device,
                             cpus=train.loader_cpus(loader.get("reserve_cores", 0)))
     return FetchOnly(dali, fixed) if kind == "dali-fetch-only" else dali
