@@ -21,7 +21,8 @@
 #   loader:MODE   benchmarks/loader_overhead.py for one mode: H200_BLOCKS (50) paired blocks of
 #                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch, the loader's
 #                 defaults, 2 DALI threads, 2 cores kept free of the loader's threads)
-#                 -> results/loader_MODE.csv (fewer rounds if the call's time runs short)
+#                 -> results/loader_MODE.csv (fewer rounds if the call's time runs short); DALI
+#                 alone with each thread count in H200_ALONE_THREADS (default 4 and 2)
 #   choose:MODE   benchmarks/choose_loader.py: the best DALI feed of results/loader_MODE.csv under
 #                 MODE as configs/synthetic-food101-chosen.yaml (run synthetic-food101-chosen);
 #                 if nothing can be chosen the call stops. Train with it in a later call:
@@ -142,7 +143,7 @@ for stage in "$@"; do
             TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-bench TRITON_CACHE_DIR=/tmp/triton-cache-bench \
                 timeout "$(left)" python3 benchmarks/loader_overhead.py --configfile "${configs[@]}" \
                 --modes "$mode" --steps "${H200_STEPS:-40}" --blocks "${H200_BLOCKS:-50}" --warmup 15 \
-                --no-timm-style --feeds "${feeds[@]}" --time-limit $(( $(left) - 30 )) \
+                --no-timm-style --feeds "${feeds[@]}" --threads ${H200_ALONE_THREADS:-4 2} --time-limit $(( $(left) - 30 )) \
                 --out "results/loader_$mode.csv" >"results/loader_$mode.log" 2>&1
             status=$?
             cp "results/loader_$mode".* "$out/" 2>/dev/null
