@@ -17,6 +17,7 @@ import argparse
 import csv
 import gzip
 import json
+import math
 import os
 import re
 import resource
@@ -83,12 +84,13 @@ def process_cpu_s() -> float:
 ROLES = ("main", "autograd", "fetch", "other")
 # per role and step: CPU time, time runnable but waiting for a CPU (the kernel's run queue), and
 # context switches the thread made itself (waiting: for the GIL, a lock, the GPU) and was forced to
-THREAD_FIELDS = ("cpu_ms", "runq_ms", "voluntary_switches", "forced_switches")
+# and moves to another CPU (the kernel's se.nr_migrations; NaN where it has no /proc/*/sched)
+THREAD_FIELDS = ("cpu_ms", "runq_ms", "voluntary_switches", "forced_switches", "migrations")
 
 
 def thread_stats() -> dict[int, tuple]:
     """This process's threads now: tid -> (role, CPU ns, run-queue wait ns, voluntary switches,
-    involuntary switches), from /proc/self/task (Linux's schedstat). Roles: main (the training
+    involuntary switches, migrations), from /proc/self/task (Linux's schedstat). Roles: main (the training
     loop), autograd (PyTorch's backward threads, named pt_autograd_N), fetch (the loader's fetch
     thread), other (DALI's threads, CUDA's, ...). Empty where the kernel does not give schedstat."""
     main = threading.main_thread().native_id
@@ -108,20 +110,24 @@ def thread_stats() -> dict[int, tuple]:
             forced = int(re.search(r"^nonvoluntary_ctxt_switches:\s*(\d+)", status, re.M)[1])
         except (OSError, ValueError, TypeError):  # the thread ended meanwhile, or no schedstat
             continue
+        try:
+            migrations = float(re.search(r"^se\.nr_migrations\s*:\s*(\d+)", (task / "sched").read_text(), re.M)[1])
+        except (OSError, TypeError):  # a kernel without CONFIG_SCHED_DEBUG, or the thread ended
+            migrations = math.nan
         tid = int(name)
         role = ("main" if tid == main else "fetch" if tid in fetch
                 else "autograd" if comm.startswith("pt_autograd") else "other")
-        stats[tid] = (role, cpu_ns, wait_ns, voluntary, forced)
+        stats[tid] = (role, cpu_ns, wait_ns, voluntary, forced, migrations)
     return stats
 
 
 def thread_deltas(before: dict, after: dict) -> dict[str, list[float]]:
-    """Per role: [CPU ms, run-queue ms, voluntary switches, forced switches] between two
-    thread_stats snapshots (a thread started between them counts from zero)."""
-    totals = {role: [0.0, 0.0, 0.0, 0.0] for role in ROLES}
-    units = (1e6, 1e6, 1, 1)  # ns -> ms; counts stay counts
+    """Per role: [CPU ms, run-queue ms, voluntary switches, forced switches, migrations] between
+    two thread_stats snapshots (a thread started between them counts from zero)."""
+    totals = {role: [0.0] * len(THREAD_FIELDS) for role in ROLES}
+    units = (1e6, 1e6, 1, 1, 1)  # ns -> ms; counts stay counts
     for tid, (role, *now) in after.items():
-        then = before.get(tid, (role, 0, 0, 0, 0))[1:]
+        then = before.get(tid, (role,) + (0,) * len(THREAD_FIELDS))[1:]
         for i, (a, b) in enumerate(zip(now, then)):
             totals[role][i] += (a - b) / units[i]
     return totals
@@ -373,6 +379,10 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
                for feed in feeds}
     # the CUDA stream each feed's steps run on: stream=side|default, else the config's train.cuda_stream
     streams = {feed: parse_feed(feed)[1].get("stream", t.get("cuda_stream", "side")) for feed in feeds}
+    # loader.pin_training (any feed, synthetic ones too: a fair one-batch reference): the CPUs the
+    # training threads run on during the feed's blocks (pinned after the warm-up, as in the job)
+    pins = {feed: train.training_cpus({**config["loader"], **split_overrides(parse_feed(feed)[1])[0]})
+            for feed in feeds}
     first = sources[feeds[0]]
     compile_s = timed(device, lambda: run_steps(step, first, warmup, device, streams[feeds[0]]))
     for feed, source in sources.items():
@@ -384,10 +394,11 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
             print(f"{mode:>16} stopped after {round_} of {blocks} rounds of blocks (--time-limit)", flush=True)
             break
         for feed, source in sources.items():  # alternate, so drift on the host hits every feed alike
-            threads = thread_stats()  # read outside the timed window (/proc of ~100 threads)
-            seconds = timed(device, lambda: host[feed].append(run_steps(step, source, steps, device,
-                                                                          streams[feed])))
-            host[feed][-1] += (thread_deltas(threads, thread_stats()) if threads else {},)
+            with train.training_threads_on(pins[feed]):
+                threads = thread_stats()  # read outside the timed window (/proc of ~100 threads)
+                seconds = timed(device, lambda: host[feed].append(run_steps(step, source, steps, device,
+                                                                              streams[feed])))
+                host[feed][-1] += (thread_deltas(threads, thread_stats()) if threads else {},)
             rates[feed].append(steps * t["batch_size"] / seconds)
     rows = []
     for feed, values in rates.items():
@@ -408,9 +419,10 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
               f"of which waiting for the batch {fetch_ms:.2f} ms; all threads' CPU {process_ms:.2f} ms/step)",
               flush=True)
         if per_thread:
-            print(" " * 17 + "per step, CPU / run-queue wait / switches voluntary+forced: " + "; ".join(
+            print(" " * 17 + "per step, CPU / run-queue wait / switches voluntary+forced / migrations: " + "; ".join(
                 f"{role} {per_thread[f'{role}_cpu_ms_per_step']:.2f} / {per_thread[f'{role}_runq_ms_per_step']:.2f} ms"
                 f" / {per_thread[f'{role}_voluntary_switches_per_step']:.1f}+{per_thread[f'{role}_forced_switches_per_step']:.1f}"
+                f" / {per_thread[f'{role}_migrations_per_step']:.1f}"
                 for role in ROLES), flush=True)
     for feed in feeds[1:]:
         # each block's rate against the first feed's in the same round: drift between rounds cancels
@@ -427,7 +439,8 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
         for feed in profile_feeds if profile_feeds is not None else feeds:
             path = profile_dir / f"{slug(mode)}-{slug(feed)}.json.gz"
             try:
-                numbers = profile_feed(step, sources[feed], profile_steps, device, streams[feed], path)
+                with train.training_threads_on(pins[feed]):
+                    numbers = profile_feed(step, sources[feed], profile_steps, device, streams[feed], path)
             except Exception as err:  # a profiler failure must not cost the timings above
                 print(f"{mode:>16} {feed:<36} profile failed: {err!r}", flush=True)
                 continue
@@ -480,12 +493,14 @@ def main(argv=None) -> None:
                         help="what feeds the step, compared with the first: synthetic (one batch), "
                              "synthetic-rotating[:count=N] (N batches in turn), dali[:key=value,...] "
                              "(loader settings: threads, prefetch, hw_decoder_load, decoder, pipelines, "
-                             "fetch, reserve_cores; "
+                             "fetch, reserve_cores, pin_training; "
                              "decoder.NAME=VALUE: an argument of DALI's decoder, e.g. "
                              "decoder.preallocate_width_hint=512; DALI pipeline "
                              "arguments: set_affinity, exec_dynamic); every feed also takes "
                              "stream=side|default (the CUDA stream its steps run on; default: the "
-                             "config's train.cuda_stream)")
+                             "config's train.cuda_stream) and reserve_cores=N,pin_training=true (the "
+                             "training threads on N cores of their own during its blocks, as the job "
+                             "does after epoch 1: give it to a synthetic feed too, for a fair reference)")
     parser.add_argument("--no-timm-style", action="store_true", help="skip the timm-style step")
     parser.add_argument("--dali-only", action="store_true", help="only time DALI alone")
     parser.add_argument("--threads", type=int, nargs="*", help="DALI threads to try (default: config)")

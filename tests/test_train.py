@@ -118,7 +118,7 @@ def test_eager_with_dali_writes_one_row_per_epoch(dataset, tmp_path):
     assert facts["mode"] == "none"
 
 
-def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, tmp_path):
+def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, tmp_path, monkeypatch):
     """benchmarks/loader_overhead.py on the CPU: every feed is timed and compared with the first."""
     import importlib.util
 
@@ -127,14 +127,19 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     filelist, images = dataset
+    allowed = os.sched_getaffinity(0)
     config = {"train": settings(cuda_stream="side"), "loader": LOADER}
     feeds = ["synthetic", "synthetic-rotating:count=2", "dali:threads=1", "dali:stream=default",
              "dali:fetch=thread,stream=side-high", "dali-fetch-only", "dali:resize_antialias=false,decoder=cpu,threads=1",
              "dali:pipelines=2,threads=1", "dali:decoder=cpu,threads=1,decoder.use_fast_idct=true"]
     if len(train.cpu_cores(os.sched_getaffinity(0))) > 1:
-        feeds.append("dali:reserve_cores=1,threads=1")
+        feeds += ["dali:reserve_cores=1,threads=1", "synthetic:reserve_cores=1,pin_training=true",
+                  "dali:reserve_cores=1,pin_training=true,threads=1"]
     # one step per block (two blocks: a min and a max), one profiled step: a resnet18 step is ~0.2 s on
     # a 2-core CPU, and what is checked is each feed's rows, not how steady the numbers are
+    cpus_seen = []  # the training thread's CPUs at each run of steps (warm-ups, then blocks)
+    run_steps = bench.run_steps
+    monkeypatch.setattr(bench, "run_steps", lambda *a, **k: cpus_seen.append(os.sched_getaffinity(0)) or run_steps(*a, **k))
     rows, profiles = bench.bench_mode("none", config, filelist, images, feeds=feeds, steps=1, warmup=1,
                                       blocks=2, timm=False, profile_dir=tmp_path, profile_steps=1,
                                       profile_feeds=["synthetic", "dali:threads=1"])
@@ -147,8 +152,15 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
         assert row["process_cpu_ms_per_step"] >= row["host_cpu_ms_per_step"] * 0.9  # all threads >= main
         # per role of thread, from /proc/self/task: the main thread's CPU time as thread_time() has it
         assert row["main_cpu_ms_per_step"] >= row["host_cpu_ms_per_step"] * 0.9
-        assert all(row[f"{role}_{field}_per_step"] >= 0 for role in bench.ROLES for field in bench.THREAD_FIELDS)
+        assert all(row[f"{role}_{field}_per_step"] >= 0 for role in bench.ROLES for field in bench.THREAD_FIELDS
+                   if not (field == "migrations" and not Path("/proc/self/sched").exists()))
         assert row["main_voluntary_switches_per_step"] + row["main_forced_switches_per_step"] >= 0
+    assert os.sched_getaffinity(0) == allowed  # pinned feeds gave the training thread its CPUs back
+    pinned = [cpus for cpus in cpus_seen if cpus != allowed]
+    if "synthetic:reserve_cores=1,pin_training=true" in feeds:  # 2 pinned feeds x 2 blocks; warm-ups on all CPUs
+        assert pinned == [train.cpu_cores(allowed)[0]] * 4
+    else:
+        assert pinned == []
     # the fetch thread's own CPU time is counted under "fetch", DALI's threads' under "other"
     assert timed["dali:fetch=thread,stream=side-high"]["fetch_cpu_ms_per_step"] > 0
     assert timed["dali:threads=1"]["other_cpu_ms_per_step"] > 0
@@ -403,6 +415,41 @@ def test_reserved_cores_keep_the_loaders_threads_off_them(dataset):
             assert thread_cpus(fetch.native_id) == cpus
         assert images_batch.shape[0] == 8
     assert index == 40 // 8 - 1
+
+
+def test_pinned_training_threads_run_on_the_reserved_cores_after_the_compile(dataset, tmp_path, monkeypatch):
+    """loader.pin_training: epoch 1 (the compile) runs on every CPU, epochs 2.. and the one-batch
+    upper bound on the reserved core only, and the thread gets its CPUs back after the job; the
+    JSON says where. Without reserved cores, or not a boolean: a clear error before any work."""
+    filelist, images = dataset
+    allowed = os.sched_getaffinity(0)
+    for bad, message in (({"pin_training": True}, "loader.pin_training needs loader.reserve_cores"),
+                         ({"pin_training": "yes", "reserve_cores": 1}, "loader.pin_training 'yes'")):
+        with pytest.raises(PipelineError, match=message):
+            train.main(filelist, images, tmp_path / "p.csv", tmp_path / "p.json", mode_name="none",
+                       compile_settings={"mode": "none"}, train=settings(), loader={**LOADER, **bad})
+        assert not (tmp_path / "p.csv").exists() and not (tmp_path / "p.json").exists()
+    cores = train.cpu_cores(allowed)
+    if len(cores) < 2:
+        pytest.skip(f"one physical core here (CPUs {sorted(allowed)}): nothing to reserve")
+    seen = []  # the training thread's CPUs as each epoch, and the upper bound, starts
+    run_epoch, rates = train.run_epoch, train.synthetic_batch_rates
+    monkeypatch.setattr(train, "run_epoch", lambda *a, **k: seen.append(os.sched_getaffinity(0)) or run_epoch(*a, **k))
+    monkeypatch.setattr(train, "synthetic_batch_rates",
+                        lambda *a, **k: seen.append(os.sched_getaffinity(0)) or rates(*a, **k))
+    facts = train.main(filelist, images, tmp_path / "p.csv", tmp_path / "p.json", mode_name="default",
+                       compile_settings={"mode": "default"}, train=settings(epochs=3),
+                       loader={**LOADER, "fetch": "thread", "reserve_cores": 1, "pin_training": True})
+    assert seen == [allowed, cores[0], cores[0], cores[0]]
+    assert os.sched_getaffinity(0) == allowed
+    written = json.loads((tmp_path / "p.json").read_text())
+    assert written["training_cpus"] == train.cpu_list(cores[0]) == facts["training_cpus"]
+    assert written["training_threads_pinned"] == 1  # on the CPU the backward pass runs on this thread
+    assert written["loader_cpus"] == train.cpu_list(allowed - cores[0])
+    assert len(read_csv(tmp_path / "p.csv")) == 3
+    # off (the default): nothing pinned, and the JSON says so
+    with train.training_threads_on(None) as tids:
+        assert tids == [] and os.sched_getaffinity(0) == allowed
 
 
 class FakeDriver:

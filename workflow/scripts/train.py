@@ -380,6 +380,66 @@ def loader_cpus(reserve_cores: int) -> set[int] | None:
     return set().union(*cores[reserve_cores:])
 
 
+def training_cpus(loader: dict) -> set[int] | None:
+    """loader.pin_training: the CPUs of the reserved cores (loader.reserve_cores), to which the
+    training threads are pinned once the model is compiled; None when it is off."""
+    pin = loader.get("pin_training", False)
+    if not isinstance(pin, bool):
+        raise PipelineError(f"loader.pin_training {pin!r}: use true or false")
+    if not pin:
+        return None
+    reserve = loader.get("reserve_cores", 0)
+    if not reserve:
+        raise PipelineError(
+            "loader.pin_training needs loader.reserve_cores 1 or more: the training threads are pinned "
+            "to the cores kept free of the loader's threads"
+        )
+    return os.sched_getaffinity(0) - loader_cpus(reserve)
+
+
+def training_thread_ids() -> list[int]:
+    """The calling thread and PyTorch's autograd threads (pt_autograd_N, which run the backward
+    pass of CUDA tensors; on the CPU the calling thread runs it)."""
+    tids = [threading.get_native_id()]
+    for name in sorted(os.listdir("/proc/self/task"), key=int):
+        try:
+            comm = Path("/proc/self/task", name, "comm").read_text().strip()
+        except OSError:  # the thread ended meanwhile
+            continue
+        if comm.startswith("pt_autograd") and int(name) not in tids:
+            tids.append(int(name))
+    return tids
+
+
+@contextlib.contextmanager
+def training_threads_on(cpus: set[int] | None) -> Iterator[list[int]]:
+    """Inside, the training threads (training_thread_ids) run on `cpus` only; yields their ids.
+    After, each gets back the CPUs it had. None: nothing pinned.
+
+    Pinned after the compile (not before: inductor's compile workers, started from the training
+    thread, would inherit the few CPUs), so each wait for the GIL or the GPU resumes on a core
+    whose caches the loader's threads do not share."""
+    if cpus is None:
+        yield []
+        return
+    saved: dict[int, set[int]] = {}
+    for tid in training_thread_ids():
+        try:
+            before = os.sched_getaffinity(tid)
+            os.sched_setaffinity(tid, cpus)
+        except OSError:  # the thread ended meanwhile
+            continue
+        saved[tid] = before
+    try:
+        yield list(saved)
+    finally:
+        for tid, before in saved.items():
+            try:
+                os.sched_setaffinity(tid, before)
+            except OSError:
+                pass
+
+
 def parse_cpu_list(text: str) -> set[int]:
     """{0, 1, 2, 3, 8} for '0-3,8' (Linux's CPU list format, as in sysfs and /proc)."""
     cpus: set[int] = set()
@@ -924,6 +984,7 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
         torch.backends.cudnn.benchmark = True
         torch.cuda.reset_peak_memory_stats(device)
 
+    pin_cpus = training_cpus(loader)
     start = time.perf_counter()
     batches = build_loader(filelist, images_dir, train, loader, device, num_classes, images)
     loader_build_s = time.perf_counter() - start
@@ -943,25 +1004,19 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
              mode_name, kwargs, batches.images, num_classes, batches.steps_per_epoch,
              train["model"], device)
 
-    results = []
-    for epoch in range(1, train["epochs"] + 1):
-        result = run_epoch(step, batches, epoch=epoch, steps=batches.steps_per_epoch,
-                           batch_size=train["batch_size"], device=device,
-                           time_first_step=epoch == 1, progress=progress)
-        log.info("epoch %d: %.2f s, %.1f images/s, loss %.4f", epoch, result.epoch_s,
-                 result.images / result.epoch_s, result.row["loss_mean"])
-        results.append(result)
-
-    upper_bound, blocks = None, []
-    if train["loader"] != "synthetic":
-        blocks = synthetic_batch_rates(
-            step, steps=train["upper_bound_steps"], batch_size=train["batch_size"],
-            image_size=train["image_size"], num_classes=num_classes, device=device,
-            dtype=train["precision"], channels_last=train["channels_last"], seed=train["seed"])
-        if blocks:
-            upper_bound = statistics.median(blocks)
-            log.info("same step on one synthetic batch: %.1f images/s (median of %d blocks, %.1f-%.1f)",
-                     upper_bound, len(blocks), min(blocks), max(blocks))
+    results, pinned_tids = [], []
+    with contextlib.ExitStack() as pinned:  # pinned training threads get their CPUs back at the end
+        for epoch in range(1, train["epochs"] + 1):
+            result = run_epoch(step, batches, epoch=epoch, steps=batches.steps_per_epoch,
+                               batch_size=train["batch_size"], device=device,
+                               time_first_step=epoch == 1, progress=progress)
+            log.info("epoch %d: %.2f s, %.1f images/s, loss %.4f", epoch, result.epoch_s,
+                     result.images / result.epoch_s, result.row["loss_mean"])
+            results.append(result)
+            if epoch == 1 and pin_cpus is not None:  # after the compile, for the epochs and the upper bound
+                pinned_tids = pinned.enter_context(training_threads_on(pin_cpus))
+                log.info("training threads %s pinned to CPUs %s from here on", pinned_tids, cpu_list(pin_cpus))
+        upper_bound, blocks = upper_bound_rates(step, train, num_classes, device)
     facts = {
         "mode": mode_name,
         "compile": kwargs,
@@ -971,6 +1026,9 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
         "cuda_max_connections": connections if device.type == "cuda" else None,
         "cuda_sync": sync,
         "loader_cpus": cpu_list(batches.cpus) if getattr(batches, "cpus", None) else None,
+        # loader.pin_training: the CPUs the training threads ran on after epoch 1, and how many
+        "training_cpus": cpu_list(pin_cpus) if pin_cpus is not None else None,
+        "training_threads_pinned": len(pinned_tids),
         "first_step_s": round(results[0].first_step_s, 4),
         "loader_build_s": round(loader_build_s, 4),
         "peak_gpu_mem_gib": peak_gpu_mem_gib(device),
@@ -991,6 +1049,23 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
     }
     write_outputs(results, facts, mode_name, out_csv, out_json)
     return facts
+
+
+def upper_bound_rates(step, train: dict, num_classes: int, device: torch.device) -> tuple[float | None, list[float]]:
+    """The one-batch upper bound of a DALI-fed job: (median images/s, each block's); none for a
+    synthetic-fed job (its epochs are that already)."""
+    if train["loader"] == "synthetic":
+        return None, []
+    blocks = synthetic_batch_rates(
+        step, steps=train["upper_bound_steps"], batch_size=train["batch_size"],
+        image_size=train["image_size"], num_classes=num_classes, device=device,
+        dtype=train["precision"], channels_last=train["channels_last"], seed=train["seed"])
+    if not blocks:
+        return None, []
+    upper_bound = statistics.median(blocks)
+    log.info("same step on one synthetic batch: %.1f images/s (median of %d blocks, %.1f-%.1f)",
+             upper_bound, len(blocks), min(blocks), max(blocks))
+    return upper_bound, blocks
 
 
 def write_outputs(results: list[EpochResult], facts: dict, mode_name: str, out_csv, out_json) -> None:
