@@ -19,8 +19,11 @@
 #                 and memory format, through .gpu-extra/timm_bench_wrap.py (adds torch.compile)
 #   train:MODE    one mode's training job (Snakemake; each job compiles into a cold cache)
 #   loader:MODE   benchmarks/loader_overhead.py for one mode: H200_BLOCKS (50) paired blocks of
-#                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch, the loader's
-#                 defaults, 2 DALI threads, 2 cores kept free of the loader's threads)
+#                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch with the
+#                 training threads pinned to 2 cores kept free of the loader's threads, the
+#                 reference; one batch and the loader's defaults without pinning; the loader with
+#                 that pinning; 2026-12-03h's default was: one batch, the defaults, 2 DALI threads,
+#                 2 reserved cores)
 #                 -> results/loader_MODE.csv (fewer rounds if the call's time runs short); DALI
 #                 alone with each thread count in H200_ALONE_THREADS (default 4 and 2)
 #   choose:MODE   benchmarks/choose_loader.py: the best DALI feed of results/loader_MODE.csv under
@@ -53,6 +56,13 @@
 # The four-mode run of docs/reference/h200/2026-12-03f (overlay configs/synthetic-food101-tuned.yaml,
 # chosen on the device from a loader benchmark in the call before) likewise; its calls are in
 # that folder's logs/calls.sh.
+# The four-mode run of docs/reference/h200/2026-12-03h (the loader chosen under `default` by the
+# loader: and choose: stages, max-autotune's job started at the end of the same call):
+#   bash benchmarks/h200.sh 585 data loader:default choose:default && \
+#     H200_CONFIGS="configs/synthetic-food101.yaml configs/synthetic-food101-chosen.yaml" \
+#     bash benchmarks/h200.sh <585 less the call's time so far> detach:train:max-autotune wait
+#   H200_CONFIGS=... bash benchmarks/h200.sh 585 wait train:default train:none train:reduce-overhead
+#   H200_CONFIGS=... bash benchmarks/h200.sh 592 train:default train:none train:reduce-overhead
 set -uo pipefail
 budget=${1:?usage: bash benchmarks/h200.sh BUDGET_S STAGE...}
 shift
@@ -139,7 +149,7 @@ for stage in "$@"; do
                 --out results/loader_overhead.csv >>"$out/h200.log" 2>&1 ;;
         loader:*)
             mode=${stage#loader:}
-            read -r -a feeds <<<"${H200_FEEDS:-synthetic dali dali:threads=2 dali:reserve_cores=2}"
+            read -r -a feeds <<<"${H200_FEEDS:-synthetic:reserve_cores=2,pin_training=true synthetic dali dali:reserve_cores=2,pin_training=true}"
             TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-bench TRITON_CACHE_DIR=/tmp/triton-cache-bench \
                 timeout "$(left)" python3 benchmarks/loader_overhead.py --configfile "${configs[@]}" \
                 --modes "$mode" --steps "${H200_STEPS:-40}" --blocks "${H200_BLOCKS:-50}" --warmup 15 \
