@@ -1,8 +1,11 @@
 """Write a config overlay with the loader setting benchmarks/loader_overhead.py measured best.
 
 Among the DALI feeds one mode ran under (its CSVs, one per benchmark process), takes the feed with
-the highest DALI-fed / one-batch ratio (the median of paired blocks) and writes its settings as the
-config keys the training jobs read: the feed's loader settings (`loader.*`, `decoder.NAME` ->
+the highest DALI-fed / one-batch ratio (the median of paired blocks). A feed that only varies the
+configuration's loader is kept only if it beat the configuration's own (`dali`, same process) in
+clearly more of their rounds than chance gives (one-sided sign test, 5%); else the configuration's
+loader is kept: on a noisy host the highest of several medians is often luck. It writes the
+chosen feed's settings as the config keys the training jobs read: the feed's loader settings (`loader.*`, `decoder.NAME` ->
 `loader.decoder_options.NAME`, `stream` -> `train.cuda_stream`) and its process's CUDA settings
 (`train.cuda_max_connections`, `train.cuda_sync`). Settings a feed leaves alone stay the config's.
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import sys
 from pathlib import Path
 
@@ -46,9 +50,35 @@ def candidates(paths: list[str], mode: str) -> list[dict]:
                 continue
             rows.append({"feed": feed, "against": first, "ratio": float(row["images_per_s"]),
                          "low": row.get("images_per_s_min", ""), "high": row.get("images_per_s_max", ""),
+                         "paired": [float(value) for value in (row.get("paired") or "").split()],
                          "connections": row.get("cuda_max_connections", ""),
                          "sync": row.get("cuda_sync", ""), "file": path})
     return rows
+
+
+def sign_test(best: list[float], base: list[float]) -> tuple[int, int, float]:
+    """Rounds where `best` beat `base`, rounds compared (ties left out), and the chance of at
+    least that many wins if neither were better (one-sided sign test)."""
+    wins = sum(a > b for a, b in zip(best, base))
+    rounds = wins + sum(a < b for a, b in zip(best, base))
+    return wins, rounds, sum(math.comb(rounds, k) for k in range(wins, rounds + 1)) / 2 ** rounds
+
+
+def settled(usable: list[tuple[dict, dict]], level: float = 0.05) -> tuple[tuple[dict, dict], str]:
+    """The choice among `usable` (best median first) and why: the best, unless the configuration's
+    own loader (`dali`, same file and reference) did as well within chance, round by round."""
+    best = usable[0]
+    base = next((item for item in usable if item[0]["feed"] == "dali" and item[0]["file"] == best[0]["file"]
+                 and item[0]["against"] == best[0]["against"]), None)
+    if best[0]["feed"] == "dali" or base is None:
+        return best, f"the highest of {len(usable)}"
+    if not best[0]["paired"] or len(best[0]["paired"]) != len(base[0]["paired"]):
+        return best, f"the highest of {len(usable)} (no per-round ratios in the CSV to test it against dali)"
+    wins, rounds, p = sign_test(best[0]["paired"], base[0]["paired"])
+    if p <= level:
+        return best, f"the highest of {len(usable)}, above dali in {wins} of {rounds} rounds (sign test p={p:.3f})"
+    return base, (f"the configuration's own loader: the highest, {best[0]['feed']!r} at {best[0]['ratio']:.3f}, "
+                  f"was above it in only {wins} of {rounds} rounds (sign test p={p:.2f}, chance)")
 
 
 def overlay_for(choice: dict, run: str) -> dict:
@@ -97,17 +127,17 @@ def main(argv=None) -> None:
     for row, _ in usable:
         print(f"{row['ratio']:.3f} ({row['low']}-{row['high']})  {row['feed']}  "
               f"[connections {row['connections'] or '-'}, sync {row['sync'] or '-'}; {row['file']}]")
-    choice, overlay = usable[0]
+    (choice, overlay), why = settled(usable)
     header = (f"# Chosen by benchmarks/choose_loader.py from {', '.join(args.csvs)}: under mode "
               f"{args.mode}, feed {choice['feed']!r}\n# (CUDA connections {choice['connections'] or '-'}, "
               f"sync {choice['sync'] or '-'}) was fed at {choice['ratio']:.3f} of the one-batch rate "
-              f"(median of paired blocks, {choice['low']}-{choice['high']}), the highest of {len(usable)}.\n")
+              f"(median of paired blocks, {choice['low']}-{choice['high']}):\n# {why}.\n")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(header + yaml.safe_dump(overlay, sort_keys=False))
     tmp.replace(out)
-    print(f"chose {choice['feed']} ({choice['ratio']:.3f}); wrote {out}")
+    print(f"chose {choice['feed']} ({choice['ratio']:.3f}): {why}; wrote {out}")
 
 
 if __name__ == "__main__":

@@ -430,7 +430,7 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
         ratio = statistics.median(paired)
         rows.append({"mode": mode, "feed": f"{feed}/{feeds[0]}", "images_per_s": round(ratio, 4),
                      "images_per_s_min": round(min(paired), 4), "images_per_s_max": round(max(paired), 4),
-                     "blocks": len(paired)})
+                     "blocks": len(paired), "paired": " ".join(f"{value:.4f}" for value in paired)})
         print(f"{mode:>16} {feed + '/' + feeds[0]:<36} {ratio:.3f} (median of {len(paired)} paired blocks; "
               f"{min(paired):.3f}-{max(paired):.3f})", flush=True)
     profiles = []

@@ -90,3 +90,35 @@ def test_nothing_to_choose_is_an_error_and_writes_nothing(tmp_path):
     with pytest.raises(SystemExit, match="not a CSV of benchmarks/loader_overhead.py"):
         choose.main([str(tmp_path / "other.csv"), "--mode", "default", "--run", "r", "--out", str(out)])
     assert not out.exists() and not list(tmp_path.glob("*.tmp"))
+
+
+def paired_ratio(feed, median, paired):
+    return {**ratio("default", feed, median, min(paired), max(paired)),
+            "paired": " ".join(f"{value:.4f}" for value in paired)}
+
+
+def test_a_variant_must_beat_the_configurations_loader_round_by_round(tmp_path, capsys):
+    """The highest median is kept only if it beat `dali` (the configuration's loader, same process)
+    in more rounds than chance gives; otherwise the overlay keeps the configuration's loader."""
+    base = [0.90 + 0.002 * (i % 25) for i in range(50)]
+    lucky = [b + (0.01 if i < 27 else -0.004) for i, b in enumerate(base)]  # above in 27 of 50: chance
+    better = [b + (0.01 if i < 40 else -0.004) for i, b in enumerate(base)]  # above in 40 of 50
+    assert choose.sign_test(lucky, base)[:2] == (27, 50) and choose.sign_test(better, base)[:2] == (40, 50)
+    out = tmp_path / "chosen.yaml"
+    csv = write(tmp_path / "a.csv", [paired_ratio("dali", 0.927, base),
+                                     paired_ratio("dali:reserve_cores=2", 0.939, lucky)], "32", "blocking")
+    choose.main([csv, "--mode", "default", "--run", "r", "--out", str(out)])
+    assert "only 27 of 50 rounds" in capsys.readouterr().out
+    assert yaml.safe_load(out.read_text()) == {"run": "r", "train": {"cuda_max_connections": 32, "cuda_sync": "blocking"}}
+    assert "the configuration's own loader" in out.read_text()
+    csv = write(tmp_path / "b.csv", [paired_ratio("dali", 0.927, base),
+                                     paired_ratio("dali:reserve_cores=2", 0.939, better)], "32", "blocking")
+    choose.main([csv, "--mode", "default", "--run", "r", "--out", str(out)])
+    assert "above dali in 40 of 50 rounds" in capsys.readouterr().out
+    assert yaml.safe_load(out.read_text())["loader"] == {"reserve_cores": 2}
+    # CSVs written before the per-round column: the highest median, as before, and the header says why
+    old = write(tmp_path / "old.csv", [ratio("default", "dali", 0.927, 0.78, 1.22),
+                                       ratio("default", "dali:reserve_cores=2", 0.939, 0.77, 1.26)], "32", "blocking")
+    choose.main([old, "--mode", "default", "--run", "r", "--out", str(out)])
+    assert yaml.safe_load(out.read_text())["loader"] == {"reserve_cores": 2}
+    assert "no per-round ratios" in out.read_text()
