@@ -21,9 +21,10 @@
 #   loader:MODE   benchmarks/loader_overhead.py for one mode: H200_BLOCKS (50) paired blocks of
 #                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch with the
 #                 training threads pinned to 2 cores kept free of the loader's threads, the
-#                 reference; one batch and the loader's defaults without pinning; the loader with
-#                 that pinning; 2026-12-03h's default was: one batch, the defaults, 2 DALI threads,
-#                 2 reserved cores)
+#                 reference; the loader's defaults; the loader with that pinning; the same with
+#                 DALI batches of 4 training batches (loader.batches_per_fetch). 2026-12-04's
+#                 first call also had one batch without pinning; 2026-12-03h's default was: one
+#                 batch, the defaults, 2 DALI threads, 2 reserved cores)
 #                 -> results/loader_MODE.csv (fewer rounds if the call's time runs short); DALI
 #                 alone with each thread count in H200_ALONE_THREADS (default 4 and 2)
 #   choose:MODE   benchmarks/choose_loader.py: the best DALI feed of results/loader_MODE.csv under
@@ -149,7 +150,7 @@ for stage in "$@"; do
                 --out results/loader_overhead.csv >>"$out/h200.log" 2>&1 ;;
         loader:*)
             mode=${stage#loader:}
-            read -r -a feeds <<<"${H200_FEEDS:-synthetic:reserve_cores=2,pin_training=true synthetic dali dali:reserve_cores=2,pin_training=true}"
+            read -r -a feeds <<<"${H200_FEEDS:-synthetic:reserve_cores=2,pin_training=true dali dali:reserve_cores=2,pin_training=true dali:reserve_cores=2,pin_training=true,batches_per_fetch=4}"
             TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-bench TRITON_CACHE_DIR=/tmp/triton-cache-bench \
                 timeout "$(left)" python3 benchmarks/loader_overhead.py --configfile "${configs[@]}" \
                 --modes "$mode" --steps "${H200_STEPS:-40}" --blocks "${H200_BLOCKS:-50}" --warmup 15 \

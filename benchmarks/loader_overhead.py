@@ -227,9 +227,7 @@ def make_feed(text: str, config: dict, filelist, images_dir, device, classes: in
     settings, options, pipeline, _ = split_overrides(overrides)
     loader = {**config["loader"], **settings}
     loader["decoder_options"] = {**(loader.get("decoder_options") or {}), **options}
-    pipes = train.dali_pipelines(filelist, images_dir, t, loader, device, **pipeline)
-    dali = train.DaliLoader(pipes, t["channels_last"], fetch=loader.get("fetch", "inline"), device=device,
-                            cpus=train.loader_cpus(loader.get("reserve_cores", 0)))
+    dali = train.dali_loader(filelist, images_dir, t, loader, device, **pipeline)
     return FetchOnly(dali, fixed) if kind == "dali-fetch-only" else dali
 
 
@@ -493,7 +491,7 @@ def main(argv=None) -> None:
                         help="what feeds the step, compared with the first: synthetic (one batch), "
                              "synthetic-rotating[:count=N] (N batches in turn), dali[:key=value,...] "
                              "(loader settings: threads, prefetch, hw_decoder_load, decoder, pipelines, "
-                             "fetch, reserve_cores, pin_training; "
+                             "fetch, batches_per_fetch, reserve_cores, pin_training; "
                              "decoder.NAME=VALUE: an argument of DALI's decoder, e.g. "
                              "decoder.preallocate_width_hint=512; DALI pipeline "
                              "arguments: set_affinity, exec_dynamic); every feed also takes "

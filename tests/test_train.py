@@ -131,7 +131,8 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
     config = {"train": settings(cuda_stream="side"), "loader": LOADER}
     feeds = ["synthetic", "synthetic-rotating:count=2", "dali:threads=1", "dali:stream=default",
              "dali:fetch=thread,stream=side-high", "dali-fetch-only", "dali:resize_antialias=false,decoder=cpu,threads=1",
-             "dali:pipelines=2,threads=1", "dali:decoder=cpu,threads=1,decoder.use_fast_idct=true"]
+             "dali:pipelines=2,threads=1", "dali:decoder=cpu,threads=1,decoder.use_fast_idct=true",
+             "dali:fetch=thread,batches_per_fetch=2,threads=1"]
     if len(train.cpu_cores(os.sched_getaffinity(0))) > 1:
         feeds += ["dali:reserve_cores=1,threads=1", "synthetic:reserve_cores=1,pin_training=true",
                   "dali:reserve_cores=1,pin_training=true,threads=1"]
@@ -619,3 +620,41 @@ def test_shared_compile_cache_records_whether_it_was_warm(monkeypatch, tmp_path)
     with train.compile_cache("shared", "default") as facts:
         assert facts["was_empty"] is False
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(shared)
+
+
+def test_batches_per_fetch_cuts_dali_batches_into_training_batches(dataset, tmp_path):
+    """loader.batches_per_fetch k: DALI makes batches of k training batches, cut into training
+    batches; an epoch has the same steps as k = 1 and the first the same images in the same order
+    (later epochs start where DALI's reader wrapped, which depends on its batch), on the training
+    thread or fetched on a thread of its own; a bad k is a clear error."""
+    filelist, images = dataset
+    lines = filelist.read_text().split()[0::2]
+    unique = tmp_path / "unique.txt"
+    unique.write_text("".join(f"{path} {label}\n" for label, path in enumerate(lines[:37])))  # 4 full batches + 5
+
+    def epochs(k, fetch="inline", count=2):
+        cfg = {**LOADER, "threads": 1, "batches_per_fetch": k, "fetch": fetch}
+        loader = train.dali_loader(unique, images, settings(batch_size=8, image_size=16), cfg, torch.device("cpu"))
+        got = [[(batch.shape, labels.tolist()) for batch, labels in loader] for _ in range(count)]
+        return loader, got
+
+    one, expected = epochs(1)
+    assert one.steps_per_epoch == 4 and [len(epoch) for epoch in expected] == [4, 4]
+    two, cut = epochs(2)
+    assert two.steps_per_epoch == 4 and two.batch_size == 8
+    assert [len(epoch) for epoch in cut] == [4, 4]
+    assert [labels for _, labels in cut[0]] == [labels for _, labels in expected[0]]
+    assert {shape for epoch in cut for shape, _ in epoch} == {torch.Size([8, 3, 16, 16])}
+    _, threaded = epochs(2, fetch="thread")
+    assert threaded == cut
+    three, thirds = epochs(3, count=3)  # fetches of 24: one whole, then the 13 left give one batch
+    assert three.steps_per_epoch == 4 and [len(epoch) for epoch in thirds] == [4, 4, 4]
+    first = sum((labels for _, labels in thirds[0]), [])
+    assert len(set(first)) == 32 and first == sum((labels for _, labels in expected[0]), [])
+    for bad in (0, 1.5, True, "2"):
+        with pytest.raises(PipelineError, match=f"loader.batches_per_fetch {bad!r}"):
+            epochs(bad)
+    pipe = train.dali_pipeline(str(unique), str(images), image_size=16, batch_size=12, device=torch.device("cpu"),
+                               dtype="fp32", threads=1, prefetch=2, hw_decoder_load=0.0, seed=0)
+    with pytest.raises(PipelineError, match="batches_per_fetch 5: the pipelines' batch of 12"):
+        train.DaliLoader(pipe, channels_last=True, batches_per_fetch=5)

@@ -624,16 +624,26 @@ class DaliLoader:
     epoch. Each pipeline decodes on its own DALI threads and CUDA streams, so one pipeline's batch
     can wait on the GPU (e.g. behind the training step's kernels) while the others' go on.
     With `cpus` (loader_cpus), DALI's threads and the fetch thread run on those CPUs only.
+    With `batches_per_fetch` k > 1 the pipelines make batches of k training batches (their
+    batch size must be k times the training batch), each cut into k training batches (views, no
+    copy): the fetch's per-batch host work (the iterator's Python, its GIL hand-overs, DALI's
+    scheduling) is paid once every k steps. The last fetch of each shard gives what is left of it,
+    cut into whole training batches: with one pipeline an epoch has as many steps as with k = 1
+    (with several, each shard's own whole batches, where k = 1 gives each the smallest shard's).
     """
 
     def __init__(self, pipes, channels_last: bool, *, fetch: str = "inline", device: torch.device | None = None,
-                 depth: int = 2, cpus: set[int] | None = None):
+                 depth: int = 2, cpus: set[int] | None = None, batches_per_fetch: int = 1):
         from nvidia.dali.plugin.base_iterator import LastBatchPolicy
         from nvidia.dali.plugin.pytorch import DALIGenericIterator
 
         pipes = list(pipes) if isinstance(pipes, (list, tuple)) else [pipes]
         if fetch not in ("inline", "thread"):
             raise PipelineError(f"loader.fetch {fetch!r}: use inline or thread")
+        check_batches_per_fetch(batches_per_fetch)
+        if pipes[0].max_batch_size % batches_per_fetch:
+            raise PipelineError(f"loader.batches_per_fetch {batches_per_fetch}: the pipelines' batch of "
+                                f"{pipes[0].max_batch_size} is not a whole number of training batches")
         try:
             with thread_affinity(cpus):  # the threads DALI starts now inherit it
                 for pipe in pipes:
@@ -641,7 +651,7 @@ class DaliLoader:
         except RuntimeError as err:
             raise PipelineError(dali_build_error(err)) from err
         self.images = pipes[0].reader_meta("Reader")["epoch_size"]  # the whole file list, not a shard
-        batch_size = pipes[0].max_batch_size
+        batch_size = pipes[0].max_batch_size // batches_per_fetch
         if len(pipes) > 1 and self.images // len(pipes) < batch_size:
             raise PipelineError(
                 f"loader.pipelines {len(pipes)}: each pipeline reads a shard of {self.images // len(pipes)} "
@@ -653,12 +663,20 @@ class DaliLoader:
                     pipe,
                     ["images", "labels"],
                     reader_name="Reader",
-                    last_batch_policy=LastBatchPolicy.DROP,
+                    # cut into training batches below, the rest of each shard dropped there
+                    last_batch_policy=LastBatchPolicy.DROP if batches_per_fetch == 1 else LastBatchPolicy.PARTIAL,
                     auto_reset=True,
                 )
                 for pipe in pipes
             ]
-        self.steps_per_epoch = sum(len(iterator) for iterator in self._iterators)
+        if batches_per_fetch == 1:
+            self.steps_per_epoch = sum(len(iterator) for iterator in self._iterators)
+        else:  # each shard's whole training batches (DALI's shard bounds: floor(i * images / shards))
+            shards = len(pipes)
+            self.steps_per_epoch = sum(
+                ((i + 1) * self.images // shards - i * self.images // shards) // batch_size for i in range(shards)
+            )
+        self.batch_size = batch_size
         self.channels_last = channels_last
         self.fetch, self.device, self.depth = fetch, device or torch.device("cpu"), depth
         self.cpus = cpus
@@ -677,10 +695,19 @@ class DaliLoader:
                 except StopIteration:  # this shard's epoch is over (the iterator resets itself)
                     running.remove(iterator)
                     continue
-                images = batch[0]["images"].permute(0, 3, 1, 2)  # NHWC storage, NCHW view
-                if not self.channels_last:
-                    images = images.contiguous()
-                yield images, batch[0]["labels"].view(-1)
+                fetched, labels = batch[0]["images"], batch[0]["labels"].view(-1)
+                size = self.batch_size
+                for start in range(0, fetched.shape[0] - size + 1, size):
+                    images = fetched[start:start + size].permute(0, 3, 1, 2)  # NHWC storage, NCHW view
+                    if not self.channels_last:
+                        images = images.contiguous()
+                    yield images, labels[start:start + size]
+
+
+def check_batches_per_fetch(value) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise PipelineError(f"loader.batches_per_fetch {value!r}: use a whole number of training batches, 1 or more")
+    return value
 
 
 def dali_build_error(err: RuntimeError) -> str:
@@ -921,19 +948,28 @@ def build_loader(filelist, images_dir, train: dict, loader: dict, device, num_cl
             image_size=train["image_size"], device=device, dtype=train["precision"],
             channels_last=train["channels_last"], seed=train["seed"],
         )
-    cpus = loader_cpus(loader.get("reserve_cores", 0))
-    return DaliLoader(dali_pipelines(filelist, images_dir, train, loader, device), train["channels_last"],
-                      fetch=loader.get("fetch", "inline"), device=device, cpus=cpus)
+    return dali_loader(filelist, images_dir, train, loader, device)
+
+
+def dali_loader(filelist, images_dir, train: dict, loader: dict, device, **pipeline_kwargs) -> DaliLoader:
+    """The DALI loader the `loader` settings describe (`pipeline_kwargs`: see dali_pipeline)."""
+    return DaliLoader(dali_pipelines(filelist, images_dir, train, loader, device, **pipeline_kwargs),
+                      train["channels_last"], fetch=loader.get("fetch", "inline"), device=device,
+                      cpus=loader_cpus(loader.get("reserve_cores", 0)),
+                      batches_per_fetch=loader.get("batches_per_fetch", 1))
 
 
 def dali_pipelines(filelist, images_dir, train: dict, loader: dict, device, **pipeline_kwargs) -> list:
-    """loader.pipelines DALI pipelines, each reading its shard of the file list with its own seed."""
+    """loader.pipelines DALI pipelines, each reading its shard of the file list with its own seed,
+    in batches of loader.batches_per_fetch training batches."""
     count = loader.get("pipelines", 1)
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
         raise PipelineError(f"loader.pipelines {count!r}: use a whole number of pipelines, 1 or more")
+    per_fetch = check_batches_per_fetch(loader.get("batches_per_fetch", 1))
     return [
         dali_pipeline(
-            str(filelist), str(images_dir), image_size=train["image_size"], batch_size=train["batch_size"],
+            str(filelist), str(images_dir), image_size=train["image_size"],
+            batch_size=train["batch_size"] * per_fetch,
             device=device, dtype=train["precision"], threads=loader["threads"], prefetch=loader["prefetch"],
             hw_decoder_load=loader["hw_decoder_load"], seed=train["seed"] + shard,
             resize_antialias=loader.get("resize_antialias", True), decoder=loader.get("decoder", "mixed"),
