@@ -112,6 +112,12 @@ def test_eager_with_dali_writes_one_row_per_epoch(dataset, tmp_path):
     blocks = saved["synthetic_batch_block_images_per_s"]
     assert len(blocks) == 3 and all(rate > 0 for rate in blocks)
     assert saved["synthetic_batch_images_per_s"] == pytest.approx(sorted(blocks)[1], abs=0.01)
+    # and three blocks fed by the job's DALI loader, paired with those round by round
+    fed = saved["fed_block_images_per_s"]
+    assert len(fed) == 3 and all(rate > 0 for rate in fed)
+    ratios = saved["fed_vs_one_batch_paired_blocks"]
+    assert ratios == pytest.approx([a / b for a, b in zip(fed, blocks)], abs=1e-3)
+    assert saved["fed_vs_one_batch_paired"] == pytest.approx(sorted(ratios)[1], abs=1e-4)
     assert saved["cuda_stream"] == "none (cpu)"
     assert saved["cuda_max_connections"] is None  # a CUDA setting: not recorded for a CPU run
     assert saved["cuda_sync"] is None and saved["loader_cpus"] is None
@@ -658,3 +664,50 @@ def test_batches_per_fetch_cuts_dali_batches_into_training_batches(dataset, tmp_
                                dtype="fp32", threads=1, prefetch=2, hw_decoder_load=0.0, seed=0)
     with pytest.raises(PipelineError, match="batches_per_fetch 5: the pipelines' batch of 12"):
         train.DaliLoader(pipe, channels_last=True, batches_per_fetch=5)
+
+
+def test_paired_blocks_alternate_and_leave_the_loader_closed():
+    """After the epochs: one-batch and loader-fed blocks in rounds of alternating order, the loader
+    read across its epochs, and its last epoch closed (a fetch thread stopped) at the end."""
+    events = []
+
+    class Loader:
+        def __iter__(self):
+            events.append("epoch")
+            try:
+                for index in range(3):
+                    yield torch.full((2, 3, 4, 4), float(index)), torch.zeros(2, dtype=torch.int64)
+            finally:
+                events.append("closed")
+
+    used = []
+    fixed_ids = set()
+
+    def step(images, labels):
+        used.append("one" if images.data_ptr() in fixed_ids else "fed")
+
+    original = train.SyntheticLoader
+
+    class Recording(original):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            fixed_ids.add(self.batch.data_ptr())
+
+    try:
+        train.SyntheticLoader = Recording
+        one, fed = train.synthetic_batch_rates(step, steps=4, batch_size=2, image_size=4, num_classes=3,
+                                               device=torch.device("cpu"), dtype="fp32", channels_last=False,
+                                               seed=0, blocks=2, fed=Loader())
+    finally:
+        train.SyntheticLoader = original
+    assert len(one) == len(fed) == 2 and all(rate > 0 for rate in one + fed)
+    assert used == ["one", "fed"] * 4 + ["one"] * 2 + ["fed"] * 2 + ["fed"] * 2 + ["one"] * 2
+    # 4 warm-up + 4 timed fed steps over epochs of 3: three epochs begun, each closed
+    assert events == ["epoch", "closed", "epoch", "closed", "epoch", "closed"]
+    assert train.synthetic_batch_rates(step, steps=0, batch_size=2, image_size=4, num_classes=3,
+                                       device=torch.device("cpu"), dtype="fp32", channels_last=False,
+                                       seed=0) == ([], [])
+    with pytest.raises(PipelineError, match="the loader gave no batches"):
+        train.synthetic_batch_rates(step, steps=2, batch_size=2, image_size=4, num_classes=3,
+                                    device=torch.device("cpu"), dtype="fp32", channels_last=False,
+                                    seed=0, fed=[])

@@ -869,32 +869,67 @@ def run_epoch(step, batches: Iterable, *, epoch: int, steps: int, batch_size: in
 
 def synthetic_batch_rates(step, *, steps: int, batch_size: int, image_size: int,
                           num_classes: int, device: torch.device, dtype: str, channels_last: bool,
-                          seed: int, blocks: int = 5) -> list[float]:
-    """images/s of the same compiled step on one batch made once on the device (no loading), per
-    block: `steps` steps in up to `blocks` blocks, each timed on its own (their median resists a
-    passing slowdown of the host, which a step bound by the CPU feels at once).
+                          seed: int, blocks: int = 5, fed: Iterable | None = None) -> tuple[list[float], list[float]]:
+    """images/s of the same compiled step, per block, on one batch made once on the device (no
+    loading) and, with `fed` (the job's own loader), on the loader's batches: `steps` steps of each
+    in up to `blocks` rounds of one block each, the two blocks of a round back to back in
+    alternating order (one batch first in even rounds). A round's fed / one-batch ratio then has
+    the host's drift between the epochs and this measurement cancelled, which a ratio of the
+    epochs' rate to the one-batch rate has not: a host-bound step's rate moves by tens of percent
+    within minutes. (The loader's queues refill during each one-batch block, so a fed block
+    starts with up to its prefetch depth of batches ready: at most a few steps of 50.) The medians
+    resist a passing slowdown of the host.
 
     Run after the timed epochs with the shapes and strides of the real batches, so nothing
-    recompiles: the gap to the epochs' images/s is what the loader costs.
+    recompiles. Returns (one-batch rates, fed rates); fed rates are empty without `fed`.
     """
     if steps <= 0:
-        return []
+        return [], []
     fixed = SyntheticLoader(images=batch_size * steps, num_classes=num_classes, batch_size=batch_size,
                             image_size=image_size, device=device, dtype=dtype,
                             channels_last=channels_last, seed=seed)
-    for _ in range(min(10, steps)):
-        step(fixed.batch, fixed.labels)
-    blocks = max(1, min(blocks, steps))
-    rates = []
-    for index in range(blocks):
-        block_steps = steps // blocks + (1 if index < steps % blocks else 0)
-        synchronize(device)
-        start = time.perf_counter()
-        for _ in range(block_steps):
+    batches = endless(fed) if fed is not None else None
+    try:
+        for _ in range(min(10, steps)):
             step(fixed.batch, fixed.labels)
-        synchronize(device)
-        rates.append(block_steps * batch_size / (time.perf_counter() - start))
-    return rates
+            if batches is not None:
+                step(*next(batches))
+        blocks = max(1, min(blocks, steps))
+        one, loaded = [], []
+        for index in range(blocks):
+            block_steps = steps // blocks + (1 if index < steps % blocks else 0)
+            kinds = [("one", None), ("fed", batches)] if batches is not None else [("one", None)]
+            for kind, source in kinds if index % 2 == 0 else kinds[::-1]:
+                synchronize(device)
+                start = time.perf_counter()
+                for _ in range(block_steps):
+                    if source is None:
+                        step(fixed.batch, fixed.labels)
+                    else:
+                        step(*next(source))
+                synchronize(device)
+                rate = block_steps * batch_size / (time.perf_counter() - start)
+                (one if kind == "one" else loaded).append(rate)
+        return one, loaded
+    finally:
+        if batches is not None:
+            batches.close()  # stops a fetch thread mid-epoch
+
+
+def endless(batches: Iterable) -> Iterator:
+    """`batches` epoch after epoch (a loader's epochs, for measuring beyond the timed ones);
+    closing it closes the epoch under way (a loader's fetch thread stops)."""
+    while True:
+        epoch, count = iter(batches), 0
+        try:
+            for item in epoch:
+                count += 1
+                yield item
+        finally:
+            if hasattr(epoch, "close"):
+                epoch.close()
+        if count == 0:
+            raise PipelineError("the loader gave no batches")
 
 
 def check_finite(losses: list[float], epoch: int) -> None:
@@ -1052,7 +1087,7 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
             if epoch == 1 and pin_cpus is not None:  # after the compile, for the epochs and the upper bound
                 pinned_tids = pinned.enter_context(training_threads_on(pin_cpus))
                 log.info("training threads %s pinned to CPUs %s from here on", pinned_tids, cpu_list(pin_cpus))
-        upper_bound, blocks = upper_bound_rates(step, train, num_classes, device)
+        upper_bound, blocks, fed_blocks = upper_bound_rates(step, train, num_classes, device, batches)
     facts = {
         "mode": mode_name,
         "compile": kwargs,
@@ -1072,6 +1107,12 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
         "recompiles": recompiles.count,
         "synthetic_batch_images_per_s": round(upper_bound, 2) if upper_bound else None,
         "synthetic_batch_block_images_per_s": [round(rate, 2) for rate in blocks],
+        # the job's loader in blocks paired with those (see synthetic_batch_rates): per round, fed
+        # / one-batch, and their median, the loader's cost with the host's drift cancelled
+        "fed_block_images_per_s": [round(rate, 2) for rate in fed_blocks],
+        "fed_vs_one_batch_paired_blocks": paired_ratios(fed_blocks, blocks),
+        "fed_vs_one_batch_paired": (round(statistics.median(paired_ratios(fed_blocks, blocks)), 4)
+                                    if fed_blocks else None),
         "device": device.type,
         "loader": train["loader"],
         "train": train,
@@ -1087,21 +1128,32 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
     return facts
 
 
-def upper_bound_rates(step, train: dict, num_classes: int, device: torch.device) -> tuple[float | None, list[float]]:
-    """The one-batch upper bound of a DALI-fed job: (median images/s, each block's); none for a
-    synthetic-fed job (its epochs are that already)."""
+def upper_bound_rates(step, train: dict, num_classes: int, device: torch.device,
+                      batches=None) -> tuple[float | None, list[float], list[float]]:
+    """The one-batch upper bound of a DALI-fed job: (median images/s, each block's, the paired
+    blocks fed by `batches`); none for a synthetic-fed job (its epochs are that already)."""
     if train["loader"] == "synthetic":
-        return None, []
-    blocks = synthetic_batch_rates(
+        return None, [], []
+    blocks, fed = synthetic_batch_rates(
         step, steps=train["upper_bound_steps"], batch_size=train["batch_size"],
         image_size=train["image_size"], num_classes=num_classes, device=device,
-        dtype=train["precision"], channels_last=train["channels_last"], seed=train["seed"])
+        dtype=train["precision"], channels_last=train["channels_last"], seed=train["seed"], fed=batches)
     if not blocks:
-        return None, []
+        return None, [], []
     upper_bound = statistics.median(blocks)
     log.info("same step on one synthetic batch: %.1f images/s (median of %d blocks, %.1f-%.1f)",
              upper_bound, len(blocks), min(blocks), max(blocks))
-    return upper_bound, blocks
+    if fed:
+        ratios = paired_ratios(fed, blocks)
+        log.info("fed by the loader in blocks paired with those: %.1f images/s (median), fed / one-batch "
+                 "%.1f%% (median of %d rounds, %.1f-%.1f%%)", statistics.median(fed),
+                 100 * statistics.median(ratios), len(ratios), 100 * min(ratios), 100 * max(ratios))
+    return upper_bound, blocks, fed
+
+
+def paired_ratios(fed: list[float], one: list[float]) -> list[float]:
+    """Each round's fed / one-batch rate."""
+    return [round(a / b, 4) for a, b in zip(fed, one)]
 
 
 def write_outputs(results: list[EpochResult], facts: dict, mode_name: str, out_csv, out_json) -> None:
