@@ -1088,6 +1088,7 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
                 pinned_tids = pinned.enter_context(training_threads_on(pin_cpus))
                 log.info("training threads %s pinned to CPUs %s from here on", pinned_tids, cpu_list(pin_cpus))
         upper_bound, blocks, fed_blocks = upper_bound_rates(step, train, num_classes, device, batches)
+    ratios = paired_ratios(fed_blocks, blocks)
     facts = {
         "mode": mode_name,
         "compile": kwargs,
@@ -1110,9 +1111,8 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
         # the job's loader in blocks paired with those (see synthetic_batch_rates): per round, fed
         # / one-batch, and their median, the loader's cost with the host's drift cancelled
         "fed_block_images_per_s": [round(rate, 2) for rate in fed_blocks],
-        "fed_vs_one_batch_paired_blocks": paired_ratios(fed_blocks, blocks),
-        "fed_vs_one_batch_paired": (round(statistics.median(paired_ratios(fed_blocks, blocks)), 4)
-                                    if fed_blocks else None),
+        "fed_vs_one_batch_paired_blocks": ratios,
+        "fed_vs_one_batch_paired": round(statistics.median(ratios), 4) if ratios else None,
         "device": device.type,
         "loader": train["loader"],
         "train": train,
