@@ -369,27 +369,32 @@ def findings(summary: pd.DataFrame, baseline: str) -> list[str]:
                 f"{LOSS_CLOSE:.0%} of {baseline}'s (largest difference: {worst}, "
                 f"{gaps[gaps.abs().idxmax()]:+.1%})."
             )
-    fed = summary["fed_vs_one_batch"].dropna()
-    if len(fed):
-        low, high = summary.loc[fed.idxmin(), "mode"], summary.loc[fed.idxmax(), "mode"]
-        span = (f"{fed.min():.1%} ({low})" if len(fed) == 1
-                else f"{fed.min():.1%} ({low}) to {fed.max():.1%} ({high})")
+    span = _percent_span(summary, "fed_vs_one_batch")
+    if span:
         sentences.append(
             f"Fed by the loader, the steady epochs ran at {span} of the same compiled step's rate on "
             "one batch kept on the device (fed / one-batch, timed after the epochs): the closer to "
             "100%, the less the loader costs."
         )
-    paired = summary["fed_vs_one_batch_paired"].dropna()
-    if len(paired):
-        low, high = summary.loc[paired.idxmin(), "mode"], summary.loc[paired.idxmax(), "mode"]
-        span = (f"{paired.min():.1%} ({low})" if len(paired) == 1
-                else f"{paired.min():.1%} ({low}) to {paired.max():.1%} ({high})")
+    span = _percent_span(summary, "fed_vs_one_batch_paired")
+    if span:
         sentences.append(
             f"Blocks fed by the loader after the epochs, each paired with a one-batch block next to "
             f"it, ran at {span} of it (fed / one-batch, paired: the median of the rounds' ratios, "
             "the host's drift cancelled)."
         )
     return sentences
+
+
+def _percent_span(summary: pd.DataFrame, col: str) -> str:
+    """'lowest% (mode) to highest% (mode)' of a column, one value alone, or '' when all empty."""
+    values = summary[col].dropna()
+    if not len(values):
+        return ""
+    low, high = summary.loc[values.idxmin(), "mode"], summary.loc[values.idxmax(), "mode"]
+    if len(values) == 1:
+        return f"{values.min():.1%} ({low})"
+    return f"{values.min():.1%} ({low}) to {values.max():.1%} ({high})"
 
 
 # Same seed, same data order: a compiled mode's last-epoch mean loss should differ from eager's
