@@ -22,9 +22,8 @@
 #                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch with the
 #                 training threads pinned to 2 cores kept free of the loader's threads, the
 #                 reference; the loader's defaults; the loader with that pinning; the same with
-#                 DALI batches of 4 training batches (loader.batches_per_fetch). 2026-12-04's
-#                 first call also had one batch without pinning; 2026-12-03h's default was: one
-#                 batch, the defaults, 2 DALI threads, 2 reserved cores)
+#                 DALI batches of 4 training batches (loader.batches_per_fetch); 2026-12-03h's
+#                 default was: one batch, the defaults, 2 DALI threads, 2 reserved cores)
 #                 -> results/loader_MODE.csv (fewer rounds if the call's time runs short); DALI
 #                 alone with each thread count in H200_ALONE_THREADS (default 4 and 2)
 #   choose:MODE   benchmarks/choose_loader.py: the best DALI feed of results/loader_MODE.csv under
