@@ -712,3 +712,8 @@ def test_paired_blocks_alternate_and_leave_the_loader_closed():
         train.synthetic_batch_rates(step, steps=2, batch_size=2, image_size=4, num_classes=3,
                                     device=torch.device("cpu"), dtype="fp32", channels_last=False,
                                     seed=0, fed=[])
+
+
+def test_upper_bound_steps_split_into_blocks_of_about_50():
+    """More upper-bound steps give more paired rounds, not longer blocks; never fewer than 5."""
+    assert [train.upper_bound_blocks(steps) for steps in (3, 250, 299, 300, 1000)] == [5, 5, 5, 6, 20]

@@ -916,6 +916,13 @@ def synthetic_batch_rates(step, *, steps: int, batch_size: int, image_size: int,
             batches.close()  # stops a fetch thread mid-epoch
 
 
+def upper_bound_blocks(steps: int) -> int:
+    """Rounds the upper-bound steps are split into: blocks of about 50 steps, at least 5 (so a
+    long measurement gives more paired rounds, not longer blocks that a passing slowdown of the
+    host spoils whole)."""
+    return max(5, steps // 50)
+
+
 def endless(batches: Iterable) -> Iterator:
     """`batches` epoch after epoch (a loader's epochs, for measuring beyond the timed ones);
     closing it closes the epoch under way (a loader's fetch thread stops)."""
@@ -1137,7 +1144,8 @@ def upper_bound_rates(step, train: dict, num_classes: int, device: torch.device,
     blocks, fed = synthetic_batch_rates(
         step, steps=train["upper_bound_steps"], batch_size=train["batch_size"],
         image_size=train["image_size"], num_classes=num_classes, device=device,
-        dtype=train["precision"], channels_last=train["channels_last"], seed=train["seed"], fed=batches)
+        dtype=train["precision"], channels_last=train["channels_last"], seed=train["seed"],
+        blocks=upper_bound_blocks(train["upper_bound_steps"]), fed=batches)
     if not blocks:
         return None, [], []
     upper_bound = statistics.median(blocks)
