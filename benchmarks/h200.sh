@@ -63,6 +63,10 @@
 #     bash benchmarks/h200.sh <585 less the call's time so far> detach:train:max-autotune wait
 #   H200_CONFIGS=... bash benchmarks/h200.sh 585 wait train:default train:none train:reduce-overhead
 #   H200_CONFIGS=... bash benchmarks/h200.sh 592 train:default train:none train:reduce-overhead
+# The four-mode run of docs/reference/h200/2026-12-04b (the preset's own settings, no loader
+# benchmark; each job measures fed / one-batch paired in 20 rounds after its epochs):
+#   bash benchmarks/h200.sh 585 data detach:train:max-autotune wait
+#   bash benchmarks/h200.sh 585 wait train:reduce-overhead train:none train:default   (twice)
 set -uo pipefail
 budget=${1:?usage: bash benchmarks/h200.sh BUDGET_S STAGE...}
 shift

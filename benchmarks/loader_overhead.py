@@ -17,14 +17,11 @@ import argparse
 import csv
 import gzip
 import json
-import math
-import os
 import re
 import resource
 import statistics
 from collections import defaultdict
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -81,56 +78,9 @@ def process_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-ROLES = ("main", "autograd", "fetch", "other")
-# per role and step: CPU time, time runnable but waiting for a CPU (the kernel's run queue), and
-# context switches the thread made itself (waiting: for the GIL, a lock, the GPU) and was forced to
-# and moves to another CPU (the kernel's se.nr_migrations; NaN where it has no /proc/*/sched)
-THREAD_FIELDS = ("cpu_ms", "runq_ms", "voluntary_switches", "forced_switches", "migrations")
-
-
-def thread_stats() -> dict[int, tuple]:
-    """This process's threads now: tid -> (role, CPU ns, run-queue wait ns, voluntary switches,
-    involuntary switches, migrations), from /proc/self/task (Linux's schedstat). Roles: main (the training
-    loop), autograd (PyTorch's backward threads, named pt_autograd_N), fetch (the loader's fetch
-    thread), other (DALI's threads, CUDA's, ...). Empty where the kernel does not give schedstat."""
-    main = threading.main_thread().native_id
-    fetch = {t.native_id for t in threading.enumerate() if t.name == "loader-fetch"}
-    stats = {}
-    try:
-        tids = os.listdir("/proc/self/task")
-    except OSError:
-        return stats
-    for name in tids:
-        task = Path("/proc/self/task", name)
-        try:
-            cpu_ns, wait_ns = (int(v) for v in (task / "schedstat").read_text().split()[:2])
-            comm = (task / "comm").read_text().strip()
-            status = (task / "status").read_text()
-            voluntary = int(re.search(r"^voluntary_ctxt_switches:\s*(\d+)", status, re.M)[1])
-            forced = int(re.search(r"^nonvoluntary_ctxt_switches:\s*(\d+)", status, re.M)[1])
-        except (OSError, ValueError, TypeError):  # the thread ended meanwhile, or no schedstat
-            continue
-        try:
-            migrations = float(re.search(r"^se\.nr_migrations\s*:\s*(\d+)", (task / "sched").read_text(), re.M)[1])
-        except (OSError, TypeError):  # a kernel without CONFIG_SCHED_DEBUG, or the thread ended
-            migrations = math.nan
-        tid = int(name)
-        role = ("main" if tid == main else "fetch" if tid in fetch
-                else "autograd" if comm.startswith("pt_autograd") else "other")
-        stats[tid] = (role, cpu_ns, wait_ns, voluntary, forced, migrations)
-    return stats
-
-
-def thread_deltas(before: dict, after: dict) -> dict[str, list[float]]:
-    """Per role: [CPU ms, run-queue ms, voluntary switches, forced switches, migrations] between
-    two thread_stats snapshots (a thread started between them counts from zero)."""
-    totals = {role: [0.0] * len(THREAD_FIELDS) for role in ROLES}
-    units = (1e6, 1e6, 1, 1, 1)  # ns -> ms; counts stay counts
-    for tid, (role, *now) in after.items():
-        then = before.get(tid, (role,) + (0,) * len(THREAD_FIELDS))[1:]
-        for i, (a, b) in enumerate(zip(now, then)):
-            totals[role][i] += (a - b) / units[i]
-    return totals
+# per role of thread and step (train.thread_stats): CPU time, run-queue wait, switches, migrations
+ROLES, THREAD_FIELDS = train.THREAD_ROLES, train.THREAD_FIELDS
+thread_stats, thread_deltas = train.thread_stats, train.thread_deltas
 
 
 def run_steps(step, batches, steps: int, device=None, stream: str = "default") -> tuple[float, float, float]:
@@ -393,10 +343,12 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
             break
         for feed, source in sources.items():  # alternate, so drift on the host hits every feed alike
             with train.training_threads_on(pins[feed]):
-                threads = thread_stats()  # read outside the timed window (/proc of ~100 threads)
+                threads, machine = thread_stats(), train.machine_cpu_ms()  # outside the timed window
                 seconds = timed(device, lambda: host[feed].append(run_steps(step, source, steps, device,
                                                                               streams[feed])))
-                host[feed][-1] += (thread_deltas(threads, thread_stats()) if threads else {},)
+                after = train.machine_cpu_ms()
+                host[feed][-1] += (thread_deltas(threads, thread_stats()) if threads else {},
+                                   {field: after[field] - machine[field] for field in machine} if machine and after else {})
             rates[feed].append(steps * t["batch_size"] / seconds)
     rows = []
     for feed, values in rates.items():
@@ -406,6 +358,9 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
         # per role of thread, the median over blocks of each field, per step
         per_thread = {f"{role}_{field}_per_step": round(statistics.median(h[3][role][i] for h in host[feed]) / steps, 3)
                       for role in ROLES for i, field in enumerate(THREAD_FIELDS)} if host[feed][0][3] else {}
+        # the machine's CPU time per step over all its CPUs: busy, steal (the hypervisor's), interrupts
+        per_thread.update({f"machine_{field}_per_step": round(statistics.median(h[4][field] for h in host[feed]) / steps, 3)
+                           for field in train.MACHINE_FIELDS} if host[feed][0][4] else {})
         rows.append({"mode": mode, "feed": feed, "images_per_s": round(statistics.median(values), 1),
                      "images_per_s_min": round(min(values), 1), "images_per_s_max": round(max(values), 1),
                      "ms_per_step": round(steps * t["batch_size"] / statistics.median(values) / steps * 1e3, 3),
@@ -416,12 +371,16 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
               f"({rows[-1]['ms_per_step']:.2f} ms/step; main thread CPU {cpu_ms:.2f} ms/step, "
               f"of which waiting for the batch {fetch_ms:.2f} ms; all threads' CPU {process_ms:.2f} ms/step)",
               flush=True)
-        if per_thread:
+        if "main_cpu_ms_per_step" in per_thread:
             print(" " * 17 + "per step, CPU / run-queue wait / switches voluntary+forced / migrations: " + "; ".join(
                 f"{role} {per_thread[f'{role}_cpu_ms_per_step']:.2f} / {per_thread[f'{role}_runq_ms_per_step']:.2f} ms"
                 f" / {per_thread[f'{role}_voluntary_switches_per_step']:.1f}+{per_thread[f'{role}_forced_switches_per_step']:.1f}"
                 f" / {per_thread[f'{role}_migrations_per_step']:.1f}"
                 for role in ROLES), flush=True)
+        if "machine_steal_ms_per_step" in per_thread:
+            print(" " * 17 + "per step, the machine's CPUs together: busy {machine_busy_ms_per_step:.2f} ms "
+                  "(interrupts {machine_irq_ms_per_step:.2f}), steal {machine_steal_ms_per_step:.2f} ms".format(**per_thread),
+                  flush=True)
     for feed in feeds[1:]:
         # each block's rate against the first feed's in the same round: drift between rounds cancels
         paired = [a / b for a, b in zip(rates[feed], rates[feeds[0]])]

@@ -118,6 +118,13 @@ def test_eager_with_dali_writes_one_row_per_epoch(dataset, tmp_path):
     ratios = saved["fed_vs_one_batch_paired_blocks"]
     assert ratios == pytest.approx([a / b for a, b in zip(fed, blocks)], abs=1e-3)
     assert saved["fed_vs_one_batch_paired"] == pytest.approx(sorted(ratios)[1], abs=1e-4)
+    # the host's work per step in both kinds of block: the main thread ran every step of them
+    host = saved["paired_blocks_host_per_step"]
+    assert set(host) == {"one", "fed"}
+    for kind in host.values():
+        assert kind["main_cpu_ms"] > 0 and kind["machine_busy_ms"] >= kind["machine_irq_ms"] >= 0
+        assert {f"{role}_cpu_ms" for role in train.THREAD_ROLES} | {"main_voluntary_switches",
+                "machine_steal_ms"} <= set(kind)
     assert saved["cuda_stream"] == "none (cpu)"
     assert saved["cuda_max_connections"] is None  # a CUDA setting: not recorded for a CPU run
     assert saved["cuda_sync"] is None and saved["loader_cpus"] is None
@@ -162,6 +169,10 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
         assert all(row[f"{role}_{field}_per_step"] >= 0 for role in bench.ROLES for field in bench.THREAD_FIELDS
                    if not (field == "migrations" and not Path("/proc/self/sched").exists()))
         assert row["main_voluntary_switches_per_step"] + row["main_forced_switches_per_step"] >= 0
+        # the machine's CPUs from /proc/stat: busy at least this process's threads' time, to its ticks
+        assert row["machine_busy_ms_per_step"] >= row["machine_irq_ms_per_step"] >= 0
+        assert row["machine_steal_ms_per_step"] >= 0
+        assert row["machine_busy_ms_per_step"] >= row["process_cpu_ms_per_step"] * 0.8 - 20
     assert os.sched_getaffinity(0) == allowed  # pinned feeds gave the training thread its CPUs back
     pinned = [cpus for cpus in cpus_seen if cpus != allowed]
     if "synthetic:reserve_cores=1,pin_training=true" in feeds:  # 2 pinned feeds x 2 blocks; warm-ups on all CPUs
@@ -717,3 +728,23 @@ def test_paired_blocks_alternate_and_leave_the_loader_closed():
 def test_upper_bound_steps_split_into_blocks_of_about_50():
     """More upper-bound steps give more paired rounds, not longer blocks; never fewer than 5."""
     assert [train.upper_bound_blocks(steps) for steps in (3, 250, 299, 300, 1000)] == [5, 5, 5, 6, 20]
+
+
+def test_host_per_step_from_snapshots_and_without_proc(monkeypatch):
+    """Per step between two snapshots: the threads' CPU by role and the machine's busy, steal and
+    interrupt time; a host without /proc gives what it has, and the summary takes medians per kind."""
+    before = train.host_snapshot()
+    sum(i * i for i in range(300_000))  # some CPU time on the main thread
+    after = train.host_snapshot()
+    per_step = train.host_per_step(before, after, 2)
+    assert per_step["main_cpu_ms"] > 0 and per_step["main_voluntary_switches"] >= 0
+    assert per_step["machine_busy_ms"] >= per_step["machine_irq_ms"] >= 0 and per_step["machine_steal_ms"] >= 0
+    assert train.host_per_step(({}, {}), ({}, {}), 2) == {}
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda path, *a, **k: (_ for _ in ()).throw(OSError("no /proc"))
+                        if path == "/proc/stat" else real_open(path, *a, **k))
+    assert train.machine_cpu_ms() == {}
+    summary = train.paired_host({"one": [{"a": 1.0, "b": 2.0}, {"a": 3.0}, {"a": 2.0, "b": 4.0}],
+                                 "fed": [{"a": 5.0}], "none": []})
+    assert summary == {"one": {"a": 2.0}, "fed": {"a": 5.0}}  # a field missing in one block is left out
+    assert train.paired_host({}) is None

@@ -867,9 +867,100 @@ def run_epoch(step, batches: Iterable, *, epoch: int, steps: int, batch_size: in
     return EpochResult(epoch, epoch_s, steps, steps * batch_size, values, first_step_s)
 
 
+THREAD_ROLES = ("main", "autograd", "fetch", "other")
+# per role and step: CPU time, time runnable but waiting for a CPU (the kernel's run queue), and
+# context switches the thread made itself (waiting: for the GIL, a lock, the GPU) and was forced to
+# and moves to another CPU (the kernel's se.nr_migrations; NaN where it has no /proc/*/sched)
+THREAD_FIELDS = ("cpu_ms", "runq_ms", "voluntary_switches", "forced_switches", "migrations")
+
+
+def thread_stats() -> dict[int, tuple]:
+    """This process's threads now: tid -> (role, CPU ns, run-queue wait ns, voluntary switches,
+    involuntary switches, migrations), from /proc/self/task (Linux's schedstat). Roles: main (the training
+    loop), autograd (PyTorch's backward threads, named pt_autograd_N), fetch (the loader's fetch
+    thread), other (DALI's threads, CUDA's, ...). Empty where the kernel does not give schedstat."""
+    main = threading.main_thread().native_id
+    fetch = {t.native_id for t in threading.enumerate() if t.name == "loader-fetch"}
+    stats = {}
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return stats
+    for name in tids:
+        task = Path("/proc/self/task", name)
+        try:
+            cpu_ns, wait_ns = (int(v) for v in (task / "schedstat").read_text().split()[:2])
+            comm = (task / "comm").read_text().strip()
+            status = (task / "status").read_text()
+            voluntary = int(re.search(r"^voluntary_ctxt_switches:\s*(\d+)", status, re.M)[1])
+            forced = int(re.search(r"^nonvoluntary_ctxt_switches:\s*(\d+)", status, re.M)[1])
+        except (OSError, ValueError, TypeError):  # the thread ended meanwhile, or no schedstat
+            continue
+        try:
+            migrations = float(re.search(r"^se\.nr_migrations\s*:\s*(\d+)", (task / "sched").read_text(), re.M)[1])
+        except (OSError, TypeError):  # a kernel without CONFIG_SCHED_DEBUG, or the thread ended
+            migrations = math.nan
+        tid = int(name)
+        role = ("main" if tid == main else "fetch" if tid in fetch
+                else "autograd" if comm.startswith("pt_autograd") else "other")
+        stats[tid] = (role, cpu_ns, wait_ns, voluntary, forced, migrations)
+    return stats
+
+
+def thread_deltas(before: dict, after: dict) -> dict[str, list[float]]:
+    """Per role: [CPU ms, run-queue ms, voluntary switches, forced switches, migrations] between
+    two thread_stats snapshots (a thread started between them counts from zero)."""
+    totals = {role: [0.0] * len(THREAD_FIELDS) for role in THREAD_ROLES}
+    units = (1e6, 1e6, 1, 1, 1)  # ns -> ms; counts stay counts
+    for tid, (role, *now) in after.items():
+        then = before.get(tid, (role,) + (0,) * len(THREAD_FIELDS))[1:]
+        for i, (a, b) in enumerate(zip(now, then)):
+            totals[role][i] += (a - b) / units[i]
+    return totals
+
+
+MACHINE_FIELDS = ("busy_ms", "steal_ms", "irq_ms")
+
+
+def machine_cpu_ms() -> dict[str, float]:
+    """The machine's CPU time so far, all CPUs together, in ms (/proc/stat, in clock ticks of
+    usually 10 ms): busy (user, nice, system, interrupts), steal (time a virtual CPU of this
+    machine was ready to run while the hypervisor ran something else: other guests, or its own
+    work) and irq (hardware and soft interrupts, part of busy). {} where there is no /proc/stat."""
+    try:
+        with open("/proc/stat") as handle:
+            fields = [int(v) for v in handle.readline().split()[1:9]]
+        tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        return {}
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields + [0] * (8 - len(fields))
+    return {"busy_ms": (user + nice + system + irq + softirq) * tick_ms, "steal_ms": steal * tick_ms,
+            "irq_ms": (irq + softirq) * tick_ms}
+
+
+def host_snapshot() -> tuple[dict, dict]:
+    """thread_stats() and machine_cpu_ms() now (a few ms: read outside timed windows)."""
+    return thread_stats(), machine_cpu_ms()
+
+
+def host_per_step(before: tuple[dict, dict], after: tuple[dict, dict], steps: int) -> dict[str, float]:
+    """Per step between two host_snapshot()s: each thread role's CPU ms, the main thread's
+    voluntary switches (its waits: for the GIL, a lock, the GPU) and the machine's busy, steal and
+    interrupt ms; only what this host reports."""
+    out = {}
+    if before[0] and after[0]:
+        roles = thread_deltas(before[0], after[0])
+        out.update({f"{role}_cpu_ms": roles[role][0] / steps for role in THREAD_ROLES})
+        out["main_voluntary_switches"] = roles["main"][2] / steps
+    if before[1] and after[1]:
+        out.update({f"machine_{field}": (after[1][field] - before[1][field]) / steps for field in MACHINE_FIELDS})
+    return out
+
+
 def synthetic_batch_rates(step, *, steps: int, batch_size: int, image_size: int,
                           num_classes: int, device: torch.device, dtype: str, channels_last: bool,
-                          seed: int, blocks: int = 5, fed: Iterable | None = None) -> tuple[list[float], list[float]]:
+                          seed: int, blocks: int = 5, fed: Iterable | None = None,
+                          host: dict | None = None) -> tuple[list[float], list[float]]:
     """images/s of the same compiled step, per block, on one batch made once on the device (no
     loading) and, with `fed` (the job's own loader), on the loader's batches: `steps` steps of each
     in up to `blocks` rounds of one block each, the two blocks of a round back to back in
@@ -881,7 +972,9 @@ def synthetic_batch_rates(step, *, steps: int, batch_size: int, image_size: int,
     resist a passing slowdown of the host.
 
     Run after the timed epochs with the shapes and strides of the real batches, so nothing
-    recompiles. Returns (one-batch rates, fed rates); fed rates are empty without `fed`.
+    recompiles. Returns (one-batch rates, fed rates); fed rates are empty without `fed`. With
+    `host` (a dict), each block's host_per_step() is appended to host["one"] or host["fed"]
+    (read outside the timed windows).
     """
     if steps <= 0:
         return [], []
@@ -901,6 +994,7 @@ def synthetic_batch_rates(step, *, steps: int, batch_size: int, image_size: int,
             kinds = [("one", None), ("fed", batches)] if batches is not None else [("one", None)]
             for kind, source in kinds if index % 2 == 0 else kinds[::-1]:
                 synchronize(device)
+                before = host_snapshot() if host is not None else None
                 start = time.perf_counter()
                 for _ in range(block_steps):
                     if source is None:
@@ -910,6 +1004,8 @@ def synthetic_batch_rates(step, *, steps: int, batch_size: int, image_size: int,
                 synchronize(device)
                 rate = block_steps * batch_size / (time.perf_counter() - start)
                 (one if kind == "one" else loaded).append(rate)
+                if before is not None:
+                    host.setdefault(kind, []).append(host_per_step(before, host_snapshot(), block_steps))
         return one, loaded
     finally:
         if batches is not None:
@@ -1094,7 +1190,7 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
             if epoch == 1 and pin_cpus is not None:  # after the compile, for the epochs and the upper bound
                 pinned_tids = pinned.enter_context(training_threads_on(pin_cpus))
                 log.info("training threads %s pinned to CPUs %s from here on", pinned_tids, cpu_list(pin_cpus))
-        upper_bound, blocks, fed_blocks = upper_bound_rates(step, train, num_classes, device, batches)
+        upper_bound, blocks, fed_blocks, paired_host_ms = upper_bound_rates(step, train, num_classes, device, batches)
     ratios = paired_ratios(fed_blocks, blocks)
     facts = {
         "mode": mode_name,
@@ -1120,6 +1216,10 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
         "fed_block_images_per_s": [round(rate, 2) for rate in fed_blocks],
         "fed_vs_one_batch_paired_blocks": ratios,
         "fed_vs_one_batch_paired": round(statistics.median(ratios), 4) if ratios else None,
+        # per step in those blocks (medians; "one" and "fed"): CPU ms of the training threads
+        # (main, autograd), the fetch thread and DALI's and CUDA's (other), the main thread's
+        # voluntary switches, and the machine's busy, steal and interrupt ms over all its CPUs
+        "paired_blocks_host_per_step": paired_host_ms,
         "device": device.type,
         "loader": train["loader"],
         "train": train,
@@ -1136,18 +1236,20 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
 
 
 def upper_bound_rates(step, train: dict, num_classes: int, device: torch.device,
-                      batches=None) -> tuple[float | None, list[float], list[float]]:
+                      batches=None) -> tuple[float | None, list[float], list[float], dict | None]:
     """The one-batch upper bound of a DALI-fed job: (median images/s, each block's, the paired
-    blocks fed by `batches`); none for a synthetic-fed job (its epochs are that already)."""
+    blocks fed by `batches`, the host's work per step in both kinds of block: paired_host());
+    none for a synthetic-fed job (its epochs are that already)."""
     if train["loader"] == "synthetic":
-        return None, [], []
+        return None, [], [], None
+    host: dict[str, list[dict]] = {}
     blocks, fed = synthetic_batch_rates(
         step, steps=train["upper_bound_steps"], batch_size=train["batch_size"],
         image_size=train["image_size"], num_classes=num_classes, device=device,
         dtype=train["precision"], channels_last=train["channels_last"], seed=train["seed"],
-        blocks=upper_bound_blocks(train["upper_bound_steps"]), fed=batches)
+        blocks=upper_bound_blocks(train["upper_bound_steps"]), fed=batches, host=host)
     if not blocks:
-        return None, [], []
+        return None, [], [], None
     upper_bound = statistics.median(blocks)
     log.info("same step on one synthetic batch: %.1f images/s (median of %d blocks, %.1f-%.1f)",
              upper_bound, len(blocks), min(blocks), max(blocks))
@@ -1156,7 +1258,24 @@ def upper_bound_rates(step, train: dict, num_classes: int, device: torch.device,
         log.info("fed by the loader in blocks paired with those: %.1f images/s (median), fed / one-batch "
                  "%.1f%% (median of %d rounds, %.1f-%.1f%%)", statistics.median(fed),
                  100 * statistics.median(ratios), len(ratios), 100 * min(ratios), 100 * max(ratios))
-    return upper_bound, blocks, fed
+    summary = paired_host(host)
+    if summary and "fed" in summary:
+        log.info("host per step, one-batch -> fed blocks (medians): %s", "; ".join(
+            f"{field} {summary['one'][field]:.2f} -> {summary['fed'][field]:.2f}"
+            for field in summary["one"] if field in summary["fed"]))
+    return upper_bound, blocks, fed, summary
+
+
+def paired_host(host: dict[str, list[dict]]) -> dict | None:
+    """Per kind of block (one, fed), the median over blocks of each host_per_step() field: where
+    the fed blocks' extra time goes (the training threads burning more CPU for the same work,
+    waiting more, or the hypervisor taking the machine's CPUs: steal). None without readings."""
+    summary = {}
+    for kind, readings in host.items():
+        fields = [field for field in readings[0] if all(field in r for r in readings)] if readings else []
+        if fields:
+            summary[kind] = {field: round(statistics.median(r[field] for r in readings), 3) for field in fields}
+    return summary or None
 
 
 def paired_ratios(fed: list[float], one: list[float]) -> list[float]:
