@@ -14,9 +14,10 @@
 #                 the GPU's SMs; DALI fetched but not used), with the host's CPU time per step, and profiler traces
 #                 (results/profile: GPU busy/idle per step, DALI's costliest kernels, costliest
 #                 CUDA calls)
-#   timm          timm's benchmark.py --bench train (.gpu-extra/timm_benchmark.py, not in the repo:
-#                 see README), eager and reduce-overhead, same model, batch, image size, precision
-#                 and memory format, through .gpu-extra/timm_bench_wrap.py (adds torch.compile)
+#   timm          timm's benchmark.py --bench train (.gpu-extra/timm_benchmark.py), eager and
+#                 reduce-overhead, same model, batch, image size, precision and memory format,
+#                 through .gpu-extra/timm_bench_wrap.py (adds torch.compile); neither file is in
+#                 the repo (see README, "What remains")
 #   train:MODE    one mode's training job (Snakemake; each job compiles into a cold cache)
 #   loader:MODE   benchmarks/loader_overhead.py for one mode: H200_BLOCKS (50) paired blocks of
 #                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch with the
