@@ -346,9 +346,8 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
                 threads, machine = thread_stats(), train.machine_cpu_ms()  # outside the timed window
                 seconds = timed(device, lambda: host[feed].append(run_steps(step, source, steps, device,
                                                                               streams[feed])))
-                after = train.machine_cpu_ms()
-                host[feed][-1] += (thread_deltas(threads, thread_stats()) if threads else {},
-                                   {field: after[field] - machine[field] for field in machine} if machine and after else {})
+                machine = train.machine_deltas(machine, train.machine_cpu_ms())  # before the slower /proc reads
+                host[feed][-1] += (thread_deltas(threads, thread_stats()) if threads else {}, machine)
             rates[feed].append(steps * t["batch_size"] / seconds)
     rows = []
     for feed, values in rates.items():

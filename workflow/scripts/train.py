@@ -938,6 +938,11 @@ def machine_cpu_ms() -> dict[str, float]:
             "irq_ms": (irq + softirq) * tick_ms}
 
 
+def machine_deltas(before: dict, after: dict) -> dict[str, float]:
+    """Each MACHINE_FIELDS' ms between two machine_cpu_ms() readings ({} if either is empty)."""
+    return {field: after[field] - before[field] for field in MACHINE_FIELDS} if before and after else {}
+
+
 def host_snapshot() -> tuple[dict, dict]:
     """thread_stats() and machine_cpu_ms() now (a few ms: read outside timed windows)."""
     return thread_stats(), machine_cpu_ms()
@@ -952,8 +957,7 @@ def host_per_step(before: tuple[dict, dict], after: tuple[dict, dict], steps: in
         roles = thread_deltas(before[0], after[0])
         out.update({f"{role}_cpu_ms": roles[role][0] / steps for role in THREAD_ROLES})
         out["main_voluntary_switches"] = roles["main"][2] / steps
-    if before[1] and after[1]:
-        out.update({f"machine_{field}": (after[1][field] - before[1][field]) / steps for field in MACHINE_FIELDS})
+    out.update({f"machine_{field}": ms / steps for field, ms in machine_deltas(before[1], after[1]).items()})
     return out
 
 
