@@ -93,10 +93,11 @@ pack() {
 }
 trap pack EXIT
 
-# seconds a stage needs on an H200 (GPU-FACTS.md and earlier calls), with a margin; a training job
+# seconds a stage needs on an H200 (GPU-FACTS.md and earlier calls), with a margin (a loader: stage
+# cuts its rounds to the time left: eager needs no compile); a training job
 # includes the preset's 2 x 1,000 steps after its epochs (20-50 s)
 declare -A need=([data]=150 [diagnose]=200 [timm]=150 [summary]=60 [loader:default]=330
-    [loader:none]=330 [loader:reduce-overhead]=200 [loader:max-autotune]=600 [choose:none]=10
+    [loader:none]=150 [loader:reduce-overhead]=200 [loader:max-autotune]=600 [choose:none]=10
     [choose:default]=10 [choose:reduce-overhead]=10 [choose:max-autotune]=10
     [train:none]=220 [train:reduce-overhead]=175 [train:default]=270 [train:max-autotune]=590
     [detach:train:max-autotune]=0 [detach:train:default]=0 [detach:train:none]=0
