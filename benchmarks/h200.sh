@@ -68,6 +68,8 @@
 # benchmark; each job measures fed / one-batch paired in 20 rounds after its epochs):
 #   bash benchmarks/h200.sh 585 data detach:train:max-autotune wait
 #   bash benchmarks/h200.sh 585 wait train:reduce-overhead train:none train:default   (twice)
+# The four-mode run of docs/reference/h200/2026-12-04c (the same calls, with the loader's new
+# defaults: fetch inline, DALI batches of 4 training batches; its logs/calls.sh has them as run).
 set -uo pipefail
 budget=${1:?usage: bash benchmarks/h200.sh BUDGET_S STAGE...}
 shift
