@@ -13,6 +13,7 @@ import json
 import logging
 import math
 import re
+import statistics
 from pathlib import Path
 
 import pandas as pd
@@ -545,7 +546,7 @@ def article_findings(ours: pd.DataFrame, theirs: pd.DataFrame, col: str, setup: 
 
 def render_markdown(summary: pd.DataFrame, baseline: str, run_name: str, dataset_note: str,
                     comparison: list[str] | None = None, gaps: pd.DataFrame | None = None,
-                    missing: list | None = None) -> str:
+                    missing: list | None = None, host: list[str] | None = None) -> str:
     title = f"# torch.compile benchmark: {run_name}"
     if dataset_note:
         title += f" — {dataset_note}"
@@ -571,10 +572,57 @@ def render_markdown(summary: pd.DataFrame, baseline: str, run_name: str, dataset
     lines += timing_table(summary, baseline, gaps) + [""]
     lines += detail_table(summary, baseline, gaps) + [""]
     lines += [" ".join(findings(summary, baseline)), ""]
+    lines += host or []
     if missing:
         lines += missing_section(missing)
     lines += comparison or []
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- the host's work in the paired blocks
+# (JSON field(s) of paired_blocks_host_per_step, column); several fields are added up
+HOST_COLUMNS = [
+    (("main_cpu_ms",), "main thread CPU"),
+    (("autograd_cpu_ms",), "autograd thread CPU"),
+    (("fetch_cpu_ms", "other_cpu_ms"), "loader's threads CPU"),
+    (("main_voluntary_switches",), "main thread's waits"),
+    (("machine_steal_ms",), "machine's steal"),
+]
+
+
+def host_section(runs) -> list[str]:
+    """Where a fed step's extra time goes, per job that recorded it (its JSON's
+    paired_blocks_host_per_step): one-batch -> fed blocks, per step. Empty when no job did."""
+    rows = []
+    for mode, repeat, _, meta in runs:
+        host = meta.get("paired_blocks_host_per_step") or {}
+        one, fed = host.get("one"), host.get("fed")
+        if not one or not fed:
+            continue
+        batch = (meta.get("train") or {}).get("batch_size")
+        one_rates, fed_rates = meta.get("synthetic_batch_block_images_per_s"), meta.get("fed_block_images_per_s")
+        step = "n/a"
+        if batch and one_rates and fed_rates:
+            step = f"{1000 * batch / statistics.median(one_rates):.1f} → {1000 * batch / statistics.median(fed_rates):.1f}"
+        cells = [_job_label(mode, repeat) + (" (eager)" if meta.get("compile") is None else ""), step]
+        for fields, _ in HOST_COLUMNS:
+            if all(field in one and field in fed for field in fields):
+                cells.append(f"{sum(one[f] for f in fields):.2f} → {sum(fed[f] for f in fields):.2f}")
+            else:
+                cells.append("n/a")
+        rows.append(cells)
+    if not rows:
+        return []
+    header = ["mode", "step (ms)", *(label for _, label in HOST_COLUMNS)]
+    return ["## The host's work per step in the paired blocks", "",
+            "One-batch → fed blocks, medians over each kind of block: ms per step, but the main "
+            "thread's waits (its voluntary context switches per step: for the GIL, a lock, the GPU). "
+            "The loader's threads are DALI's and CUDA's, and a fetch thread's where there is one (the sum "
+            "of their medians); the machine's steal (time "
+            "the hypervisor ran something else while a virtual CPU wanted to run) is summed over all "
+            "its CPUs and counted in 10 ms ticks (/proc/stat), so it is coarse. Step = batch over the "
+            "blocks' median rate.", "",
+            *_markdown_table(header, ["l"] + ["r"] * (len(header) - 1), rows), ""]
 
 
 # ---------------------------------------------------------------- training jobs without results
@@ -731,7 +779,8 @@ def main(timing_csvs: list, timing_jsons: list, summary_csv, summary_md, *, base
     with atomic_write(summary_csv, newline="") as handle:
         table.to_csv(handle, index=False)
     with atomic_write(summary_md, encoding="utf-8") as handle:
-        handle.write(render_markdown(summary, baseline, run_name, dataset_note, comparison, gaps, missing))
+        handle.write(render_markdown(summary, baseline, run_name, dataset_note, comparison, gaps, missing,
+                                     host_section(runs)))
     log.info("summarised %d training jobs of %d modes into %s and %s", len(jobs), len(summary),
              summary_csv, summary_md)
     if gaps is not None:
