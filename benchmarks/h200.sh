@@ -20,11 +20,13 @@
 #                 the repo (see README, "What remains")
 #   train:MODE    one mode's training job (Snakemake; each job compiles into a cold cache)
 #   loader:MODE   benchmarks/loader_overhead.py for one mode: H200_BLOCKS (50) paired blocks of
-#                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch with the
-#                 training threads pinned to 2 cores kept free of the loader's threads, the
-#                 reference; the loader's defaults; the loader with that pinning; the same with
-#                 DALI batches of 4 training batches (loader.batches_per_fetch); 2026-12-03h's
-#                 default was: one batch, the defaults, 2 DALI threads, 2 reserved cores)
+#                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch, the
+#                 reference; the loader's defaults (fetch inline, DALI batches of 4 training
+#                 batches); the fetch thread with batches of one, the defaults before 2026-12-04c;
+#                 inline with batches of 8. 2026-12-04's default was: one batch with the training
+#                 threads pinned to 2 reserved cores, the defaults, the same pinning, and with it
+#                 DALI batches of 4; 2026-12-03h's: one batch, the defaults, 2 DALI threads, 2
+#                 reserved cores)
 #                 -> results/loader_MODE.csv (fewer rounds if the call's time runs short); DALI
 #                 alone with each thread count in H200_ALONE_THREADS (default 4 and 2)
 #   choose:MODE   benchmarks/choose_loader.py: the best DALI feed of results/loader_MODE.csv under
@@ -158,7 +160,7 @@ for stage in "$@"; do
                 --out results/loader_overhead.csv >>"$out/h200.log" 2>&1 ;;
         loader:*)
             mode=${stage#loader:}
-            read -r -a feeds <<<"${H200_FEEDS:-synthetic:reserve_cores=2,pin_training=true dali dali:reserve_cores=2,pin_training=true dali:reserve_cores=2,pin_training=true,batches_per_fetch=4}"
+            read -r -a feeds <<<"${H200_FEEDS:-synthetic dali dali:fetch=thread,batches_per_fetch=1 dali:batches_per_fetch=8}"
             TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-bench TRITON_CACHE_DIR=/tmp/triton-cache-bench \
                 timeout "$(left)" python3 benchmarks/loader_overhead.py --configfile "${configs[@]}" \
                 --modes "$mode" --steps "${H200_STEPS:-40}" --blocks "${H200_BLOCKS:-50}" --warmup 15 \
