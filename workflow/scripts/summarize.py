@@ -603,7 +603,8 @@ def host_section(runs) -> list[str]:
         one_rates, fed_rates = meta.get("synthetic_batch_block_images_per_s"), meta.get("fed_block_images_per_s")
         step = "n/a"
         if batch and one_rates and fed_rates:
-            step = f"{1000 * batch / statistics.median(one_rates):.1f} → {1000 * batch / statistics.median(fed_rates):.1f}"
+            one_ms, fed_ms = (1000 * batch / statistics.median(rates) for rates in (one_rates, fed_rates))
+            step = f"{one_ms:.1f} → {fed_ms:.1f}"
         cells = [_job_label(mode, repeat) + (" (eager)" if meta.get("compile") is None else ""), step]
         for fields, _ in HOST_COLUMNS:
             if all(field in one and field in fed for field in fields):
@@ -617,11 +618,10 @@ def host_section(runs) -> list[str]:
     return ["## The host's work per step in the paired blocks", "",
             "One-batch → fed blocks, medians over each kind of block: ms per step, but the main "
             "thread's waits (its voluntary context switches per step: for the GIL, a lock, the GPU). "
-            "The loader's threads are DALI's and CUDA's, and a fetch thread's where there is one (the sum "
-            "of their medians); the machine's steal (time "
-            "the hypervisor ran something else while a virtual CPU wanted to run) is summed over all "
-            "its CPUs and counted in 10 ms ticks (/proc/stat), so it is coarse. Step = batch over the "
-            "blocks' median rate.", "",
+            "The loader's threads are DALI's and CUDA's, and a fetch thread's where there is one "
+            "(the sum of their medians); the machine's steal (time the hypervisor ran something "
+            "else while a virtual CPU wanted to run) is summed over all its CPUs and counted in 10 "
+            "ms ticks (/proc/stat), so it is coarse. Step = batch over the blocks' median rate.", "",
             *_markdown_table(header, ["l"] + ["r"] * (len(header) - 1), rows), ""]
 
 
