@@ -14,10 +14,11 @@
 #                 the GPU's SMs; DALI fetched but not used), with the host's CPU time per step, and profiler traces
 #                 (results/profile: GPU busy/idle per step, DALI's costliest kernels, costliest
 #                 CUDA calls)
-#   timm          timm's benchmark.py --bench train (.gpu-extra/timm_benchmark.py), eager and
-#                 reduce-overhead, same model, batch, image size, precision and memory format,
-#                 through .gpu-extra/timm_bench_wrap.py (adds torch.compile); neither file is in
-#                 the repo (see README, "What remains")
+#   timm:MODE     timm's benchmark.py --bench train under MODE (none, default, reduce-overhead,
+#                 max-autotune), same model, batch, image size, precision and memory format, through
+#                 benchmarks/timm_bench.py -> results/timm/MODE.csv; needs timm's benchmark.py at
+#                 .gpu-extra/timm_benchmark.py and timm's wheel in .gpu-extra/ (carry .gpu-extra;
+#                 neither is in the repo: README, "Comparing with timm")
 #   train:MODE    one mode's training job (Snakemake; each job compiles into a cold cache)
 #   loader:MODE   benchmarks/loader_overhead.py for one mode: H200_BLOCKS (50) paired blocks of
 #                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch, the
@@ -100,7 +101,8 @@ trap pack EXIT
 # seconds a stage needs on an H200 (GPU-FACTS.md and earlier calls), with a margin (a loader: stage
 # cuts its rounds to the time left: eager needs no compile); a training job
 # includes the preset's 2 x 1,000 steps after its epochs (20-50 s)
-declare -A need=([data]=150 [diagnose]=200 [timm]=150 [summary]=60 [loader:default]=330
+declare -A need=([data]=150 [diagnose]=200 [summary]=60 [loader:default]=330
+    [timm:none]=60 [timm:default]=150 [timm:reduce-overhead]=150 [timm:max-autotune]=560
     [loader:none]=150 [loader:reduce-overhead]=200 [loader:max-autotune]=600 [choose:none]=10
     [choose:default]=10 [choose:reduce-overhead]=10 [choose:max-autotune]=10
     [train:none]=220 [train:reduce-overhead]=175 [train:default]=270 [train:max-autotune]=590
@@ -108,8 +110,9 @@ declare -A need=([data]=150 [diagnose]=200 [timm]=150 [summary]=60 [loader:defau
     [detach:train:reduce-overhead]=0)
 # a stage is done when this file exists
 declare -A done_file=([data]="$data/filelists/all.txt" [diagnose]=results/loader_overhead.csv
-    [timm]=results/timm/reduce-overhead.csv [summary]="$run/summary.csv")
+    [summary]="$run/summary.csv")
 for mode in none default reduce-overhead max-autotune; do
+    done_file[timm:$mode]=results/timm/$mode.csv
     done_file[loader:$mode]=results/loader_$mode.csv
     done_file[choose:$mode]=configs/synthetic-food101-chosen.yaml
 done
@@ -130,11 +133,19 @@ detached_running || "${sm[@]}" --unlock >>"$out/h200.log" 2>&1
 
 timm_bench() {  # MODE: timm's benchmark.py on one fixed batch (its --bench train)
     local mode=$1 extra=()
+    if ! python3 -c 'import timm' 2>/dev/null; then
+        pip install --no-deps --no-index .gpu-extra/timm-*.whl >>"$out/h200.log" 2>&1 || { log "no timm wheel in .gpu-extra"; return 1; }
+    fi
     [ "$mode" != none ] && extra=(--torchcompile inductor --torchcompile-mode "$mode")
+    mkdir -p results/timm
     TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-timm TRITON_CACHE_DIR=/tmp/triton-cache-timm \
-        timeout "$(left)" python3 .gpu-extra/timm_bench_wrap.py --bench train --model resnet50 -b 64 \
+        timeout "$(left)" python3 benchmarks/timm_bench.py --bench train --model resnet50 -b 64 \
         --img-size 224 --num-classes 101 --amp --amp-dtype float16 --channels-last --no-retry "${extra[@]}" \
         --results-file "results/timm/$mode.csv" >"results/timm/$mode.log" 2>&1
+    local status=$?
+    grep -h "samples/sec" "results/timm/$mode.log" | tail -n 1 | tee -a "$out/h200.log"
+    cp "results/timm/$mode".* "$out/" 2>/dev/null
+    return $status
 }
 
 for stage in "$@"; do
@@ -177,10 +188,7 @@ for stage in "$@"; do
                 log "$stage: nothing chosen; the call stops"; exit 1
             fi
             cp configs/synthetic-food101-chosen.yaml "$out/" ;;
-        timm)
-            mkdir -p results/timm
-            timm_bench none && timm_bench reduce-overhead
-            tail -n 3 results/timm/*.log >>"$out/h200.log" ;;
+        timm:*) timm_bench "${stage#timm:}" ;;
         train:*) timeout "$(left)" "${sm[@]}" "$file" >>"$out/h200.log" 2>&1 ;;
         detach:train:*)
             setsid nohup "${sm[@]}" "$file" >results/detached.log 2>&1 </dev/null &
