@@ -19,6 +19,10 @@
 #                 benchmarks/timm_bench.py -> results/timm/MODE.csv; needs timm's benchmark.py at
 #                 .gpu-extra/timm_benchmark.py and timm's wheel in .gpu-extra/ (carry .gpu-extra;
 #                 neither is in the repo: README, "Comparing with timm")
+#   dali-stages   benchmarks/dali_stages.py: DALI alone, the training pipeline cut after each stage
+#                 (read, decode, resize, normalize, the loader), images/s and the CPU ms of DALI's
+#                 threads per training batch -> results/dali_stages.csv (loader settings over the
+#                 preset's: H200_STAGES_SET, e.g. "hw_decoder_load=0 threads=8")
 #   train:MODE    one mode's training job (Snakemake; each job compiles into a cold cache)
 #   loader:MODE   benchmarks/loader_overhead.py for one mode: H200_BLOCKS (50) paired blocks of
 #                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch, the
@@ -101,7 +105,7 @@ trap pack EXIT
 # seconds a stage needs on an H200 (GPU-FACTS.md and earlier calls), with a margin (a loader: stage
 # cuts its rounds to the time left: eager needs no compile); a training job
 # includes the preset's 2 x 1,000 steps after its epochs (20-50 s)
-declare -A need=([data]=150 [diagnose]=200 [summary]=60 [loader:default]=330
+declare -A need=([data]=150 [diagnose]=200 [summary]=60 [dali-stages]=90 [loader:default]=330
     [timm:none]=60 [timm:default]=150 [timm:reduce-overhead]=150 [timm:max-autotune]=560
     [loader:none]=150 [loader:reduce-overhead]=200 [loader:max-autotune]=600 [choose:none]=10
     [choose:default]=10 [choose:reduce-overhead]=10 [choose:max-autotune]=10
@@ -110,7 +114,7 @@ declare -A need=([data]=150 [diagnose]=200 [summary]=60 [loader:default]=330
     [detach:train:reduce-overhead]=0)
 # a stage is done when this file exists
 declare -A done_file=([data]="$data/filelists/all.txt" [diagnose]=results/loader_overhead.csv
-    [summary]="$run/summary.csv")
+    [summary]="$run/summary.csv" [dali-stages]=results/dali_stages.csv)
 for mode in none default reduce-overhead max-autotune; do
     done_file[timm:$mode]=results/timm/$mode.csv
     done_file[loader:$mode]=results/loader_$mode.csv
@@ -189,6 +193,13 @@ for stage in "$@"; do
             fi
             cp configs/synthetic-food101-chosen.yaml "$out/" ;;
         timm:*) timm_bench "${stage#timm:}" ;;
+        dali-stages)
+            read -r -a set <<<"${H200_STAGES_SET:-}"
+            timeout "$(left)" python3 benchmarks/dali_stages.py --configfile "${configs[@]}" --batches 200 \
+                --rounds 5 ${set[@]+--set "${set[@]}"} --out results/dali_stages.csv 2>&1 | tee -a "$out/h200.log"
+            status=${PIPESTATUS[0]}
+            cp results/dali_stages.csv "$out/" 2>/dev/null
+            (exit $status) ;;
         train:*) timeout "$(left)" "${sm[@]}" "$file" >>"$out/h200.log" 2>&1 ;;
         detach:train:*)
             setsid nohup "${sm[@]}" "$file" >results/detached.log 2>&1 </dev/null &

@@ -225,6 +225,44 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
         assert (tmp_path / profile["trace"]).stat().st_size > 0
 
 
+def test_dali_stages_benchmark_cuts_the_training_pipeline_after_each_stage(dataset, tmp_path):
+    """benchmarks/dali_stages.py on the CPU: each stage's own DALI threads' CPU time, cumulative."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "dali_stages", Path(__file__).resolve().parents[1] / "benchmarks" / "dali_stages.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    filelist, images = dataset
+    # batches of 2 training batches cut by the loader, on a fetch thread: the whole job's path
+    config = {"train": settings(), "loader": {**LOADER, "decoder": "cpu", "batches_per_fetch": 2, "fetch": "thread"}}
+    rows = bench.run(config, filelist, images, stages=bench.STAGES, images=64, rounds=3)
+    assert [row["stage"] for row in rows] == ["read", "decode", "resize", "normalize", "loader"]
+    for row in rows:
+        assert row["blocks"] == 3 and row["images_per_s_min"] <= row["images_per_s"] <= row["images_per_s_max"]
+        assert row["dali_threads"] >= 2 and row["dali_cpu_ms"] > 0 and row["main_cpu_ms"] > 0
+        assert row["all_cpu_ms"] >= row["dali_cpu_ms"]
+    cpu = {row["stage"]: row["dali_cpu_ms"] for row in rows}
+    assert cpu["decode"] > cpu["read"]  # decoding on the CPU costs more than reading the files
+    # what each cut pipeline gives: the files' bytes, decoded crops of any size, then the training size
+    for stage, shape in (("read", None), ("decode", None), ("resize", (32, 32, 3)), ("normalize", (32, 32, 3))):
+        (pipe,) = train.dali_pipelines(filelist, images, settings(), {**LOADER, "decoder": "cpu"},
+                                       torch.device("cpu"), until=stage)
+        pipe.build()
+        out, labels = pipe.run()
+        assert len(out) == 8 and np.asarray(labels.as_tensor()).dtype == np.int64
+        if stage == "read":
+            assert np.asarray(out[0]).dtype == np.uint8 and np.asarray(out[0])[:2].tolist() == [0xFF, 0xD8]  # JPEG
+        elif shape:
+            assert all(tuple(np.asarray(out[i]).shape) == shape for i in range(len(out)))
+    with pytest.raises(PipelineError, match="stage 'crop': use one of read, decode, resize, normalize"):
+        train.dali_pipeline(str(filelist), str(images), image_size=32, batch_size=8, device=torch.device("cpu"),
+                            dtype="fp32", threads=1, prefetch=2, hw_decoder_load=0, seed=0, until="crop")
+    with pytest.raises(SystemExit):  # a setting that is not the loader's is named, not guessed
+        bench.main(["--set", "no_such=1", "--out", str(tmp_path / "x.csv")])
+    assert not (tmp_path / "x.csv").exists()
+
+
 def test_trace_summary_splits_training_stream_from_loader_streams():
     """GPU time per stream from a Kineto-style trace: the busiest stream is the training stream."""
     import importlib.util

@@ -528,6 +528,9 @@ def fetched_on_thread(batches: Iterable, depth: int, device: torch.device,
 # ----------------------------------------------------------------------------------------------
 # Loaders: both yield (images NCHW in the model's memory format, int64 labels) on the device
 # ----------------------------------------------------------------------------------------------
+DALI_STAGES = ("read", "decode", "resize", "normalize")
+
+
 def dali_pipeline(
     filelist: str,
     images_dir: str,
@@ -546,9 +549,14 @@ def dali_pipeline(
     decoder_affine: bool = True,
     shard_id: int = 0,
     num_shards: int = 1,
+    until: str = "normalize",
     **pipeline_kwargs,
 ):
     """The DALI training pipeline: random-resized-crop decode, resize, flip, normalise, HWC.
+
+    `until` (one of DALI_STAGES) ends it after that stage, for measuring what each stage costs
+    (benchmarks/dali_stages.py): read gives the encoded files, decode the decoded crops, resize the
+    resized ones; the labels come with each.
 
     With num_shards > 1 it reads shard `shard_id` of the file list (DaliLoader interleaves the
     shards' pipelines). `decoder_options` go to decoders.image_random_crop as they are (e.g.
@@ -563,6 +571,8 @@ def dali_pipeline(
     if decoder not in ("mixed", "cpu"):
         raise PipelineError(f"loader.decoder {decoder!r}: use mixed (GPU decoding) or cpu")
     gpu_decode = gpu and decoder == "mixed"
+    if until not in DALI_STAGES:
+        raise PipelineError(f"DALI pipeline stage {until!r}: use one of {', '.join(DALI_STAGES)}")
 
     @pipeline_def
     def food_pipeline():
@@ -570,6 +580,13 @@ def dali_pipeline(
             file_root=images_dir, file_list=filelist, random_shuffle=True, name="Reader",
             shard_id=shard_id, num_shards=num_shards,
         )
+
+        def outputs(images):  # the labels' cast made last, as always: DALI seeds operators in order
+            cast = fn.cast(labels, dtype=types.INT64)
+            return images, (cast.gpu() if gpu else cast)
+
+        if until == "read":
+            return outputs(jpegs)
         decode_args = {"device": "mixed", "hw_decoder_load": hw_decoder_load} if gpu_decode else {"device": "cpu"}
         if gpu_decode:
             # preallocate so the decoder does not grow its buffers during the first epoch
@@ -591,9 +608,13 @@ def dali_pipeline(
                 raise
             reason = err.args[0] if err.args else err
             raise PipelineError(f"loader.decoder_options {decoder_options}: {reason}") from err
+        if until == "decode":
+            return outputs(images)
         if gpu and not gpu_decode:
             images = images.gpu()  # decoded and cropped on the CPU; resized and normalised on the GPU
         images = fn.resize(images, resize_x=image_size, resize_y=image_size, antialias=resize_antialias)
+        if until == "resize":
+            return outputs(images)
         # HWC output: permuting to NCHW in torch then gives channels_last strides at no cost
         images = fn.crop_mirror_normalize(
             images,
@@ -603,8 +624,7 @@ def dali_pipeline(
             std=IMAGENET_STD_255,
             mirror=fn.random.coin_flip(probability=0.5),
         )
-        labels = fn.cast(labels, dtype=types.INT64)
-        return images, (labels.gpu() if gpu else labels)
+        return outputs(images)
 
     return food_pipeline(
         batch_size=batch_size,
