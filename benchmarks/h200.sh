@@ -22,7 +22,8 @@
 #   dali-stages   benchmarks/dali_stages.py: DALI alone, the training pipeline cut after each stage
 #                 (read, decode, resize, normalize, the loader), images/s and the CPU ms of DALI's
 #                 threads per training batch -> results/dali_stages.csv (loader settings over the
-#                 preset's: H200_STAGES_SET, e.g. "hw_decoder_load=0 threads=8")
+#                 preset's: H200_STAGES_SET, e.g. "hw_decoder_load=0 threads=8", and then
+#                 results/dali_stages-hw_decoder_load=0,threads=8.csv)
 #   train:MODE    one mode's training job (Snakemake; each job compiles into a cold cache)
 #   loader:MODE   benchmarks/loader_overhead.py for one mode: H200_BLOCKS (50) paired blocks of
 #                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch, the
@@ -114,7 +115,9 @@ declare -A need=([data]=150 [diagnose]=200 [summary]=60 [dali-stages]=90 [loader
     [detach:train:reduce-overhead]=0)
 # a stage is done when this file exists
 declare -A done_file=([data]="$data/filelists/all.txt" [diagnose]=results/loader_overhead.csv
-    [summary]="$run/summary.csv" [dali-stages]=results/dali_stages.csv)
+    [summary]="$run/summary.csv")
+stages_set=${H200_STAGES_SET:-}
+done_file[dali-stages]=results/dali_stages${stages_set:+-${stages_set// /,}}.csv
 for mode in none default reduce-overhead max-autotune; do
     done_file[timm:$mode]=results/timm/$mode.csv
     done_file[loader:$mode]=results/loader_$mode.csv
@@ -194,11 +197,11 @@ for stage in "$@"; do
             cp configs/synthetic-food101-chosen.yaml "$out/" ;;
         timm:*) timm_bench "${stage#timm:}" ;;
         dali-stages)
-            read -r -a set <<<"${H200_STAGES_SET:-}"
+            read -r -a set <<<"$stages_set"
             timeout "$(left)" python3 benchmarks/dali_stages.py --configfile "${configs[@]}" --batches 200 \
-                --rounds 5 ${set[@]+--set "${set[@]}"} --out results/dali_stages.csv 2>&1 | tee -a "$out/h200.log"
+                --rounds 5 ${set[@]+--set "${set[@]}"} --out "$file" 2>&1 | tee -a "$out/h200.log"
             status=${PIPESTATUS[0]}
-            cp results/dali_stages.csv "$out/" 2>/dev/null
+            cp "$file" "$out/" 2>/dev/null
             (exit $status) ;;
         train:*) timeout "$(left)" "${sm[@]}" "$file" >>"$out/h200.log" 2>&1 ;;
         detach:train:*)
