@@ -78,6 +78,11 @@ class Stage:
         self.warm(5)  # some threads start at the first batches (the decoders' own)
         self.threads = set(task_cpu_ns()) - before - {threading.main_thread().native_id}
 
+    def close(self) -> None:
+        """Stop the loader's iteration (its fetch thread with it)."""
+        if self.name == "loader":
+            self._source.close()
+
     def warm(self, fetches: int) -> None:
         for _ in range(fetches):
             self.next()
@@ -112,11 +117,17 @@ def time_block(stage: Stage, images: int) -> dict:
 
 
 def run(config: dict, filelist, images_dir, *, stages, images: int, rounds: int) -> list[dict]:
-    built = [Stage(name, config, filelist, images_dir) for name in stages]
-    blocks = {stage.name: [] for stage in built}
-    for _ in range(rounds):
+    built = []
+    blocks = {name: [] for name in stages}
+    try:
+        for name in stages:
+            built.append(Stage(name, config, filelist, images_dir))
+        for _ in range(rounds):
+            for stage in built:
+                blocks[stage.name].append(time_block(stage, images))
+    finally:
         for stage in built:
-            blocks[stage.name].append(time_block(stage, images))
+            stage.close()
     rows = []
     for stage in built:
         timed = blocks[stage.name]

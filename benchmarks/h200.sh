@@ -29,7 +29,9 @@
 #                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch, the
 #                 reference; the loader's defaults (fetch inline, DALI batches of 4 training
 #                 batches); the fetch thread with batches of one, the defaults before 2026-12-04c;
-#                 inline with batches of 8. 2026-12-04's default was: one batch with the training
+#                 one batch beside 4 processes copying memory 10% of the time (about DALI's CPU
+#                 per step: does any such load slow the step as much as DALI?). 2026-12-04c's
+#                 default had DALI batches of 8 in place of the last. 2026-12-04's was: one batch with the training
 #                 threads pinned to 2 reserved cores, the defaults, the same pinning, and with it
 #                 DALI batches of 4; 2026-12-03h's: one batch, the defaults, 2 DALI threads, 2
 #                 reserved cores)
@@ -178,7 +180,7 @@ for stage in "$@"; do
                 --out results/loader_overhead.csv >>"$out/h200.log" 2>&1 ;;
         loader:*)
             mode=${stage#loader:}
-            read -r -a feeds <<<"${H200_FEEDS:-synthetic dali dali:fetch=thread,batches_per_fetch=1 dali:batches_per_fetch=8}"
+            read -r -a feeds <<<"${H200_FEEDS:-synthetic dali dali:fetch=thread,batches_per_fetch=1 synthetic:burn=4,burn_duty=0.1,burn_kind=memory}"
             TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-bench TRITON_CACHE_DIR=/tmp/triton-cache-bench \
                 timeout "$(left)" python3 benchmarks/loader_overhead.py --configfile "${configs[@]}" \
                 --modes "$mode" --steps "${H200_STEPS:-40}" --blocks "${H200_BLOCKS:-50}" --warmup 15 \

@@ -14,12 +14,16 @@ a host sync after every step, as timm's benchmark.py --bench train does) on the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import gzip
 import json
+import os
 import re
 import resource
+import signal
 import statistics
+import subprocess
 from collections import defaultdict
 import sys
 import time
@@ -145,6 +149,90 @@ def parse_feed(text: str) -> tuple[str, dict]:
 
 
 PIPELINE_KEYS = {"set_affinity", "exec_dynamic"}  # DALI Pipeline arguments, not loader settings
+BURN_KEYS = {"burn", "burn_duty", "burn_kind"}  # CPU load beside the feed's steps (Burners), any feed
+
+
+# a burner: busy `duty` of every 5 ms, with arithmetic (spin) or copying 1 MiB slices in turn through
+# 64 MiB of buffers (memory: the shared cache and memory bandwidth, as reading and copying files do);
+# it dies with the benchmark (Linux's PR_SET_PDEATHSIG), even a killed one
+BURNER = """
+import ctypes, sys, time
+ctypes.CDLL(None).prctl(1, 9)
+kind, duty, period = sys.argv[1], float(sys.argv[2]), 0.005
+if kind == "memory":
+    import numpy as np
+    a, b = np.ones(4 << 20), np.empty(4 << 20)
+    slices = [slice(i, i + (1 << 17)) for i in range(0, 4 << 20, 1 << 17)]
+    turn = [0]
+    def work():
+        s = slices[turn[0]]
+        np.copyto(b[s], a[s])
+        turn[0] = (turn[0] + 1) % len(slices)
+else:
+    def work():
+        x = 0
+        for i in range(500):
+            x += i * i
+print("ready", flush=True)
+while True:
+    start = time.perf_counter()
+    while time.perf_counter() - start < duty * period:
+        work()
+    if duty < 1:
+        time.sleep((1 - duty) * period)
+"""
+
+
+class Burners:
+    """`count` processes keeping CPUs busy `duty` of the time, only while on (SIGCONT/SIGSTOP): does
+    any CPU work beside the training threads slow a step as much as DALI's threads do, or is it
+    DALI's in particular? Separate processes: no GIL, no CUDA, no DALI in them."""
+
+    def __init__(self, count: int, duty: float = 1.0, kind: str = "spin"):
+        if not isinstance(count, int) or count < 1 or not 0 < duty <= 1 or kind not in ("spin", "memory"):
+            raise SystemExit(f"burn={count!r},burn_duty={duty!r},burn_kind={kind!r}: use burn=N (processes, 1 "
+                             "or more), burn_duty between 0 and 1, burn_kind spin or memory")
+        self.processes = [subprocess.Popen([sys.executable, "-c", BURNER, kind, str(duty)], stdout=subprocess.PIPE,
+                                           text=True) for _ in range(count)]
+        for process in self.processes:  # set up (numpy imported, buffers made) before being stopped
+            if process.stdout.readline().strip() != "ready":
+                self.close()
+                raise RuntimeError(f"a burner process ended before it was ready (exit {process.wait()})")
+        self.stop()
+
+    def _signal(self, sig) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                os.kill(process.pid, sig)
+
+    def start(self) -> None:
+        self._signal(signal.SIGCONT)
+
+    def stop(self) -> None:
+        self._signal(signal.SIGSTOP)
+
+    def close(self) -> None:
+        for process in self.processes:
+            process.kill()
+            process.wait()
+            process.stdout.close()
+
+    @contextlib.contextmanager
+    def on(self):
+        self.start()
+        try:
+            yield
+        finally:
+            self.stop()
+
+
+def burners_for(overrides: dict) -> Burners | None:
+    """A feed's burn=N,burn_duty=D,burn_kind=K as Burners (None without burn)."""
+    if "burn" not in overrides:
+        if set(overrides) & BURN_KEYS:
+            raise SystemExit(f"{', '.join(sorted(set(overrides) & BURN_KEYS))} without burn=N")
+        return None
+    return Burners(overrides["burn"], overrides.get("burn_duty", 1.0), overrides.get("burn_kind", "spin"))
 
 
 def split_overrides(overrides: dict) -> tuple[dict, dict, dict, str | None]:
@@ -158,6 +246,8 @@ def split_overrides(overrides: dict) -> tuple[dict, dict, dict, str | None]:
             options[key[len("decoder."):]] = value
         elif key in PIPELINE_KEYS:
             pipeline[key] = value
+        elif key in BURN_KEYS:
+            continue  # the benchmark's own load beside the steps (Burners), nothing of the loader's
         elif key == "stream":
             stream = value
         else:
@@ -331,6 +421,19 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
     # training threads run on during the feed's blocks (pinned after the warm-up, as in the job)
     pins = {feed: train.training_cpus({**config["loader"], **split_overrides(parse_feed(feed)[1])[0]})
             for feed in feeds}
+    burners = {feed: burners_for(parse_feed(feed)[1]) for feed in feeds}
+    try:
+        return _bench_mode(mode, t, device, step, model, feeds, sources, streams, pins, burners, steps=steps,
+                           warmup=warmup, blocks=blocks, timm=timm, profile_dir=profile_dir,
+                           profile_steps=profile_steps, profile_feeds=profile_feeds, deadline=deadline)
+    finally:
+        for burner in burners.values():
+            if burner is not None:
+                burner.close()
+
+
+def _bench_mode(mode, t, device, step, model, feeds, sources, streams, pins, burners, *, steps, warmup, blocks,
+                timm, profile_dir, profile_steps, profile_feeds, deadline):
     first = sources[feeds[0]]
     compile_s = timed(device, lambda: run_steps(step, first, warmup, device, streams[feeds[0]]))
     for feed, source in sources.items():
@@ -342,7 +445,8 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
             print(f"{mode:>16} stopped after {round_} of {blocks} rounds of blocks (--time-limit)", flush=True)
             break
         for feed, source in sources.items():  # alternate, so drift on the host hits every feed alike
-            with train.training_threads_on(pins[feed]):
+            burning = burners[feed].on() if burners[feed] else contextlib.nullcontext()
+            with train.training_threads_on(pins[feed]), burning:
                 threads, machine = thread_stats(), train.machine_cpu_ms()  # outside the timed window
                 seconds = timed(device, lambda: host[feed].append(run_steps(step, source, steps, device,
                                                                               streams[feed])))
@@ -456,7 +560,10 @@ def main(argv=None) -> None:
                              "stream=side|default (the CUDA stream its steps run on; default: the "
                              "config's train.cuda_stream) and reserve_cores=N,pin_training=true (the "
                              "training threads on N cores of their own during its blocks, as the job "
-                             "does after epoch 1: give it to a synthetic feed too, for a fair reference)")
+                             "does after epoch 1: give it to a synthetic feed too, for a fair reference); "
+                             "burn=N[,burn_duty=D][,burn_kind=spin|memory]: N processes busy D of the "
+                             "time beside the feed's blocks (e.g. synthetic:burn=4,burn_duty=0.1: does "
+                             "any CPU load slow the step as DALI's threads do?)")
     parser.add_argument("--no-timm-style", action="store_true", help="skip the timm-style step")
     parser.add_argument("--dali-only", action="store_true", help="only time DALI alone")
     parser.add_argument("--threads", type=int, nargs="*", help="DALI threads to try (default: config)")

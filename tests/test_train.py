@@ -145,13 +145,23 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
     feeds = ["synthetic", "synthetic-rotating:count=2", "dali:threads=1", "dali:stream=default",
              "dali:fetch=thread,stream=side-high", "dali-fetch-only", "dali:resize_antialias=false,decoder=cpu,threads=1",
              "dali:pipelines=2,threads=1", "dali:decoder=cpu,threads=1,decoder.use_fast_idct=true",
-             "dali:fetch=thread,batches_per_fetch=2,threads=1"]
+             "dali:fetch=thread,batches_per_fetch=2,threads=1", "synthetic:burn=1,burn_duty=0.5,burn_kind=memory"]
     if len(train.cpu_cores(os.sched_getaffinity(0))) > 1:
         feeds += ["dali:reserve_cores=1,threads=1", "synthetic:reserve_cores=1,pin_training=true",
                   "dali:reserve_cores=1,pin_training=true,threads=1"]
     # one step per block (two blocks: a min and a max), one profiled step: a resnet18 step is ~0.2 s on
     # a 2-core CPU, and what is checked is each feed's rows, not how steady the numbers are
     cpus_seen = []  # the training thread's CPUs at each run of steps (warm-ups, then blocks)
+    burners = []  # the burn feed's processes: burning during its blocks only, gone afterwards
+
+    class Counted(bench.Burners):
+        starts = 0
+
+        def start(self):
+            self.starts += 1
+            super().start()
+
+    monkeypatch.setattr(bench, "Burners", lambda *a: burners.append(Counted(*a)) or burners[-1])
     run_steps = bench.run_steps
     monkeypatch.setattr(bench, "run_steps", lambda *a, **k: cpus_seen.append(os.sched_getaffinity(0)) or run_steps(*a, **k))
     rows, profiles = bench.bench_mode("none", config, filelist, images, feeds=feeds, steps=1, warmup=1,
@@ -174,6 +184,8 @@ def test_loader_overhead_benchmark_compares_feeds_on_the_training_code(dataset, 
         assert row["machine_steal_ms_per_step"] >= 0
         assert row["machine_busy_ms_per_step"] >= row["process_cpu_ms_per_step"] * 0.8 - 20
     assert os.sched_getaffinity(0) == allowed  # pinned feeds gave the training thread its CPUs back
+    assert len(burners) == 1 and burners[0].starts == 2  # on for its 2 timed blocks, not its warm-up
+    assert all(process.poll() is not None for process in burners[0].processes)
     pinned = [cpus for cpus in cpus_seen if cpus != allowed]
     if "synthetic:reserve_cores=1,pin_training=true" in feeds:  # 2 pinned feeds x 2 blocks; warm-ups on all CPUs
         assert pinned == [train.cpu_cores(allowed)[0]] * 4
@@ -237,6 +249,7 @@ def test_dali_stages_benchmark_cuts_the_training_pipeline_after_each_stage(datas
     # batches of 2 training batches cut by the loader, on a fetch thread: the whole job's path
     config = {"train": settings(), "loader": {**LOADER, "decoder": "cpu", "batches_per_fetch": 2, "fetch": "thread"}}
     rows = bench.run(config, filelist, images, stages=bench.STAGES, images=64, rounds=3)
+    assert not any(t.name == "loader-fetch" and t.is_alive() for t in threading.enumerate())  # stopped
     assert [row["stage"] for row in rows] == ["read", "decode", "resize", "normalize", "loader"]
     for row in rows:
         assert row["blocks"] == 3 and row["images_per_s_min"] <= row["images_per_s"] <= row["images_per_s_max"]
@@ -261,6 +274,38 @@ def test_dali_stages_benchmark_cuts_the_training_pipeline_after_each_stage(datas
     with pytest.raises(SystemExit):  # a setting that is not the loader's is named, not guessed
         bench.main(["--set", "no_such=1", "--out", str(tmp_path / "x.csv")])
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_burners_burn_only_while_on_and_die_with_the_benchmark():
+    """loader_overhead.Burners: CPU load beside a feed's blocks, as much as asked, none when off."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "loader_overhead", Path(__file__).resolve().parents[1] / "benchmarks" / "loader_overhead.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+
+    def cpu_s(processes):  # user + system CPU of the burner processes so far (/proc/PID/stat)
+        fields = [open(f"/proc/{p.pid}/stat").read().rpartition(")")[2].split() for p in processes]
+        return sum(int(f[11]) + int(f[12]) for f in fields) / os.sysconf("SC_CLK_TCK")
+
+    for kind in ("spin", "memory"):
+        burners = bench.Burners(2, 0.25, kind)
+        before = cpu_s(burners.processes)
+        time.sleep(0.5)
+        assert cpu_s(burners.processes) - before <= 0.02  # stopped: nothing
+        with burners.on():
+            before = cpu_s(burners.processes)
+            time.sleep(1.0)
+            burned = cpu_s(burners.processes) - before
+        assert 0.25 <= burned <= 0.9, (kind, burned)  # 2 processes x 25% x 1 s = 0.5 s, to the 10 ms tick
+        burners.close()
+        assert all(p.poll() is not None for p in burners.processes)
+    with pytest.raises(SystemExit, match="burn_kind spin or memory"):
+        bench.Burners(1, 0.5, "disk")
+    with pytest.raises(SystemExit, match="burn_duty without burn=N"):
+        bench.burners_for({"burn_duty": 0.5})
+    assert bench.split_overrides(bench.parse_feed("dali:burn=2,threads=1")[1])[0] == {"threads": 1}
 
 
 def test_trace_summary_splits_training_stream_from_loader_streams():
