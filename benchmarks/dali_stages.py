@@ -8,7 +8,9 @@ DALI's PyTorch iterator, the cut into training batches, the fetch thread if the 
 Blocks of each stage alternate over rounds (drift on the host hits all alike); each starts by
 taking the batches DALI had ready (its prefetch queue), so it times batches made while it runs:
 make blocks much longer than the prefetch queue (the default, 100 training batches, is). Per stage it prints
-images/s and, per training batch, the CPU ms of that stage's own DALI threads (told apart by the
+images/s and, per training batch, the TLB shootdowns the machine's CPUs sent each other (x86's
+/proc/interrupts: DALI maps each file it reads by default, and unmapping one interrupts every CPU
+running a thread of this process) and the CPU ms of that stage's own DALI threads (told apart by the
 threads each pipeline started, a fetch thread included) and of this process's main thread; a
 stage's cost is the difference from the stage before. `all_cpu_ms` counts every thread of the
 process (CUDA's too). The cut stages run one pipeline; the loader stage has the config's
@@ -29,6 +31,7 @@ import time
 from pathlib import Path
 
 import torch
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
@@ -101,11 +104,12 @@ def time_block(stage: Stage, images: int) -> dict:
     for _ in range(stage.ahead):
         stage.next()
     train.synchronize(stage.device)
-    before, start = task_cpu_ns(), time.perf_counter()
+    interrupts, before, start = train.machine_interrupts(), task_cpu_ns(), time.perf_counter()
     for _ in range(fetches):
         stage.next()
     train.synchronize(stage.device)
     seconds, after = time.perf_counter() - start, task_cpu_ns()
+    interrupts = {k: v - interrupts[k] for k, v in train.machine_interrupts().items() if k in interrupts}
     done = fetches * stage.images_per_fetch
     per_batch = stage.batch_size / done / 1e6  # ns -> ms per training batch
 
@@ -113,7 +117,7 @@ def time_block(stage: Stage, images: int) -> dict:
         return sum(after[tid] - before.get(tid, 0) for tid in tids if tid in after) * per_batch
 
     return {"images_per_s": done / seconds, "dali_cpu_ms": cpu(stage.threads), "main_cpu_ms": cpu({main}),
-            "all_cpu_ms": cpu(after)}
+            "all_cpu_ms": cpu(after), **{k: v * stage.batch_size / done for k, v in interrupts.items()}}
 
 
 def run(config: dict, filelist, images_dir, *, stages, images: int, rounds: int) -> list[dict]:
@@ -132,7 +136,9 @@ def run(config: dict, filelist, images_dir, *, stages, images: int, rounds: int)
     for stage in built:
         timed = blocks[stage.name]
         row = {"stage": stage.name, "blocks": len(timed), "images_per_block": images}
-        for key in ("images_per_s", "dali_cpu_ms", "main_cpu_ms", "all_cpu_ms"):
+        for key in ("images_per_s", "dali_cpu_ms", "main_cpu_ms", "all_cpu_ms", *train.INTERRUPT_LINES.values()):
+            if key not in timed[0]:
+                continue  # interrupts this kernel does not report
             values = [block[key] for block in timed]
             row[key] = round(statistics.median(values), 3 if key != "images_per_s" else 1)
         row["images_per_s_min"] = round(min(b["images_per_s"] for b in timed), 1)
@@ -149,7 +155,8 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--batches", type=int, default=100, help="training batches per block")
     parser.add_argument("--rounds", type=int, default=5, help="blocks per stage (medians reported)")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
-                        help="loader settings over the config's, e.g. threads=2 decoder=cpu batches_per_fetch=1")
+                        help="loader settings over the config's, e.g. threads=2 decoder=cpu batches_per_fetch=1 "
+                             "reader.dont_use_mmap=true decoder.use_fast_idct=true")
     parser.add_argument("--out", default="results/dali_stages.csv")
     args = parser.parse_args(argv)
     if args.batches < 1 or args.rounds < 1:
@@ -157,10 +164,16 @@ def main(argv=None) -> list[dict]:
     config = load_config(args.configfile)
     for item in args.set:
         key, sep, value = item.partition("=")
+        prefix, dot, name = key.partition(".")
+        if sep and dot and prefix in ("reader", "decoder") and name:  # an argument of DALI's reader / decoder
+            options = config["loader"].get(f"{prefix}_options") or {}
+            config["loader"][f"{prefix}_options"] = {**options, name: yaml.safe_load(value)}
+            continue
         kind = type(config["loader"].get(key))
         if not sep or kind not in (int, float, str, bool):
             scalars = [k for k, v in config["loader"].items() if isinstance(v, (int, float, str))]
-            parser.error(f"--set {item!r}: use KEY=VALUE with one of the loader settings {', '.join(scalars)}")
+            parser.error(f"--set {item!r}: use KEY=VALUE with one of the loader settings {', '.join(scalars)}, "
+                         "or reader.NAME=VALUE / decoder.NAME=VALUE (an argument of DALI's reader / decoder)")
         try:
             config["loader"][key] = value.lower() in ("1", "true", "yes") if kind is bool else kind(value)
         except ValueError:
@@ -177,13 +190,17 @@ def main(argv=None) -> list[dict]:
     rows = run(config, filelist, images_dir, stages=args.stages,
                images=args.batches * config["train"]["batch_size"], rounds=args.rounds)
     previous = None
-    print(f"{'stage':<10} {'images/s':>9} {'DALI CPU ms/batch':>18} {'+ over previous':>16} {'main CPU ms':>12}")
+    print(f"{'stage':<10} {'images/s':>9} {'DALI CPU ms/batch':>18} {'+ over previous':>16} {'main CPU ms':>12} "
+          f"{'TLB shootdowns/batch':>21}")
     for row in rows:
         extra = "" if previous is None else f"{row['dali_cpu_ms'] - previous['dali_cpu_ms']:+16.2f}"
+        tlb = f"{row['tlb_shootdowns']:21.1f}" if "tlb_shootdowns" in row else f"{'n/a':>21}"
         print(f"{row['stage']:<10} {row['images_per_s']:9.0f} {row['dali_cpu_ms']:18.2f} {extra:>16} "
-              f"{row['main_cpu_ms']:12.2f}", flush=True)
+              f"{row['main_cpu_ms']:12.2f} {tlb}", flush=True)
         previous = row
     settings = {"device": config["train"]["device"], "decoder": loader.get("decoder", "mixed"),
+                "reader_options": loader.get("reader_options") or {},
+                "decoder_options": loader.get("decoder_options") or {},
                 "threads": loader["threads"], "hw_decoder_load": loader["hw_decoder_load"],
                 "prefetch": loader["prefetch"], "batches_per_fetch": loader.get("batches_per_fetch", 1),
                 "fetch": loader.get("fetch", "inline"), "batch_size": config["train"]["batch_size"]}

@@ -238,12 +238,15 @@ def burners_for(overrides: dict) -> Burners | None:
 def split_overrides(overrides: dict) -> tuple[dict, dict, dict, str | None]:
     """A DALI feed's overrides as (loader settings, decoder options, DALI Pipeline arguments, CUDA
     stream): `decoder.NAME=VALUE` is an argument of DALI's decoder (loader.decoder_options),
+    `reader.NAME=VALUE` one of its file reader (loader.reader_options, among the loader settings),
     `stream` the training step's stream (train.cuda_stream), set_affinity and exec_dynamic go to
     DALI's Pipeline, every other key is a `loader` setting."""
     loader, options, pipeline, stream = {}, {}, {}, None
     for key, value in overrides.items():
         if key.startswith("decoder."):
             options[key[len("decoder."):]] = value
+        elif key.startswith("reader."):  # an argument of DALI's file reader (loader.reader_options)
+            loader.setdefault("reader_options", {})[key[len("reader."):]] = value
         elif key in PIPELINE_KEYS:
             pipeline[key] = value
         elif key in BURN_KEYS:
@@ -267,6 +270,8 @@ def make_feed(text: str, config: dict, filelist, images_dir, device, classes: in
     settings, options, pipeline, _ = split_overrides(overrides)
     loader = {**config["loader"], **settings}
     loader["decoder_options"] = {**(loader.get("decoder_options") or {}), **options}
+    # merged over the config's, as Snakemake merges a chosen overlay's
+    loader["reader_options"] = {**(config["loader"].get("reader_options") or {}), **settings.get("reader_options", {})}
     dali = train.dali_loader(filelist, images_dir, t, loader, device, **pipeline)
     return FetchOnly(dali, fixed) if kind == "dali-fetch-only" else dali
 
@@ -463,7 +468,7 @@ def _bench_mode(mode, t, device, step, model, feeds, sources, streams, pins, bur
                       for role in ROLES for i, field in enumerate(THREAD_FIELDS)} if host[feed][0][3] else {}
         # the machine's CPU time per step over all its CPUs: busy, steal (the hypervisor's), interrupts
         per_thread.update({f"machine_{field}_per_step": round(statistics.median(h[4][field] for h in host[feed]) / steps, 3)
-                           for field in train.MACHINE_FIELDS} if host[feed][0][4] else {})
+                           for field in train.MACHINE_FIELDS if field in host[feed][0][4]})
         rows.append({"mode": mode, "feed": feed, "images_per_s": round(statistics.median(values), 1),
                      "images_per_s_min": round(min(values), 1), "images_per_s_max": round(max(values), 1),
                      "ms_per_step": round(steps * t["batch_size"] / statistics.median(values) / steps * 1e3, 3),
@@ -482,8 +487,11 @@ def _bench_mode(mode, t, device, step, model, feeds, sources, streams, pins, bur
                 for role in ROLES), flush=True)
         if "machine_steal_ms_per_step" in per_thread:
             print(" " * 17 + "per step, the machine's CPUs together: busy {machine_busy_ms_per_step:.2f} ms "
-                  "(interrupts {machine_irq_ms_per_step:.2f}), steal {machine_steal_ms_per_step:.2f} ms".format(**per_thread),
-                  flush=True)
+                  "(interrupts {machine_irq_ms_per_step:.2f}), steal {machine_steal_ms_per_step:.2f} ms".format(**per_thread)
+                  + ("; TLB shootdowns {machine_tlb_shootdowns_per_step:.1f}, function-call interrupts "
+                     "{machine_call_interrupts_per_step:.1f}".format(**per_thread)
+                     if "machine_tlb_shootdowns_per_step" in per_thread and "machine_call_interrupts_per_step" in per_thread
+                     else ""), flush=True)
     for feed in feeds[1:]:
         # each block's rate against the first feed's in the same round: drift between rounds cancels
         paired = [a / b for a, b in zip(rates[feed], rates[feeds[0]])]
@@ -555,7 +563,8 @@ def main(argv=None) -> None:
                              "(loader settings: threads, prefetch, hw_decoder_load, decoder, pipelines, "
                              "fetch, batches_per_fetch, reserve_cores, pin_training; "
                              "decoder.NAME=VALUE: an argument of DALI's decoder, e.g. "
-                             "decoder.preallocate_width_hint=512; DALI pipeline "
+                             "decoder.preallocate_width_hint=512; reader.NAME=VALUE: an argument of "
+                             "DALI's file reader, e.g. reader.dont_use_mmap=true; DALI pipeline "
                              "arguments: set_affinity, exec_dynamic); every feed also takes "
                              "stream=side|default (the CUDA stream its steps run on; default: the "
                              "config's train.cuda_stream) and reserve_cores=N,pin_training=true (the "

@@ -154,15 +154,18 @@ def test_markdown_table_and_findings(tmp_path):
 def test_host_work_per_step_is_tabled_for_jobs_that_recorded_it(tmp_path):
     csvs, jsons = write_run(tmp_path, ARTICLE)
     host = {"one": {"main_cpu_ms": 13.18, "autograd_cpu_ms": 14.05, "fetch_cpu_ms": 0.0, "other_cpu_ms": 0.03,
-                    "main_voluntary_switches": 1.0, "machine_busy_ms": 27.3, "machine_steal_ms": 0.0},
+                    "main_voluntary_switches": 1.0, "machine_busy_ms": 27.3, "machine_steal_ms": 0.0,
+                    "machine_tlb_shootdowns": 0.5},
             "fed": {"main_cpu_ms": 14.44, "autograd_cpu_ms": 14.05, "fetch_cpu_ms": 0.5, "other_cpu_ms": 8.17,
-                    "main_voluntary_switches": 2.76, "machine_busy_ms": 37.4, "machine_steal_ms": 0.4}}
+                    "main_voluntary_switches": 2.76, "machine_busy_ms": 37.4, "machine_steal_ms": 0.4,
+                    "machine_tlb_shootdowns": 130.25}}
     for path, extra in ((jsons[1], {"paired_blocks_host_per_step": host, "train": {"batch_size": 64},
                                     "synthetic_batch_block_images_per_s": [2000.0, 3200.0, 2560.0],
                                     "fed_block_images_per_s": [2000.0, 2400.0, 2200.0, 1600.0]}),
-                        # an older job: no block rates, no steal
+                        # an older job: no block rates, no steal, no interrupt counts
                         (jsons[0], {"paired_blocks_host_per_step": {
-                            kind: {k: v for k, v in values.items() if k != "machine_steal_ms"}
+                            kind: {k: v for k, v in values.items() if k not in ("machine_steal_ms",
+                                                                                "machine_tlb_shootdowns")}
                             for kind, values in host.items()}})):
         meta = json.loads(path.read_text())
         path.write_text(json.dumps({**meta, **extra}))
@@ -171,10 +174,11 @@ def test_host_work_per_step_is_tabled_for_jobs_that_recorded_it(tmp_path):
     md = md_path.read_text()
     assert "## The host's work per step in the paired blocks" in md
     assert ("| mode | step (ms) | main thread CPU | autograd thread CPU | loader's threads CPU | "
-            "main thread's waits | machine's steal |") in md
+            "main thread's waits | machine's steal | TLB shootdowns |") in md
     # step: 64 images over the median rates (2560 and 2100 images/s); fetch + other added up
-    assert "| default | 25.0 → 30.5 | 13.18 → 14.44 | 14.05 → 14.05 | 0.03 → 8.67 | 1.00 → 2.76 | 0.00 → 0.40 |" in md
-    assert "| none (eager) | n/a | 13.18 → 14.44 | 14.05 → 14.05 | 0.03 → 8.67 | 1.00 → 2.76 | n/a |" in md
+    assert ("| default | 25.0 → 30.5 | 13.18 → 14.44 | 14.05 → 14.05 | 0.03 → 8.67 | 1.00 → 2.76 | 0.00 → 0.40 "
+            "| 0.50 → 130.25 |") in md
+    assert "| none (eager) | n/a | 13.18 → 14.44 | 14.05 → 14.05 | 0.03 → 8.67 | 1.00 → 2.76 | n/a | n/a |" in md
     assert "| reduce-overhead |" not in md.split("## The host's work")[1]  # nothing recorded
     # without any job's host work there is no such section
     _, plain, _, _ = run_summary(tmp_path / "plain")

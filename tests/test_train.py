@@ -813,6 +813,55 @@ def test_upper_bound_steps_split_into_blocks_of_about_50():
     assert [train.upper_bound_blocks(steps) for steps in (3, 250, 299, 300, 1000)] == [5, 5, 5, 6, 20]
 
 
+@pytest.mark.skipif("tlb_shootdowns" not in train.machine_interrupts() or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs x86's TLB line in /proc/interrupts and 2 CPUs")
+def test_unmapping_a_file_while_another_thread_runs_counts_tlb_shootdowns(tmp_path):
+    """What machine_tlb_shootdowns counts: a file mapped and unmapped (as DALI's reader does with
+    each image by default) while another thread of the process runs on another CPU."""
+    import hashlib
+    import mmap
+
+    path = tmp_path / "image.jpg"
+    path.write_bytes(b"x" * 65536)
+    running, data = threading.Event(), b"y" * (1 << 22)
+
+    def busy():  # hashing releases the GIL: this thread really runs beside the main one
+        while not running.is_set():
+            hashlib.sha256(data).digest()
+
+    other = threading.Thread(target=busy)
+    other.start()
+    try:
+        before = train.machine_interrupts()["tlb_shootdowns"]
+        with open(path, "rb") as handle:
+            for _ in range(2000):
+                with mmap.mmap(handle.fileno(), 0, prot=mmap.PROT_READ) as mapped:
+                    mapped[::4096]
+        shootdowns = train.machine_interrupts()["tlb_shootdowns"] - before
+    finally:
+        running.set()
+        other.join()
+    assert shootdowns >= 100  # 903 of 2000 on a 2-CPU VM
+
+
+def test_reader_options_reach_dalis_file_reader_and_unknown_ones_are_named(dataset):
+    """loader.reader_options go to readers.file as they are: read() instead of mapping each file
+    gives the same batches in the same order; a name DALI does not know is a PipelineError."""
+    filelist, images = dataset
+
+    def first_batches(options):
+        (pipe,) = train.dali_pipelines(filelist, images, settings(), {**LOADER, "decoder": "cpu",
+                                                                     "reader_options": options}, torch.device("cpu"))
+        pipe.build()
+        return [[np.asarray(out.as_tensor()) for out in pipe.run()] for _ in range(3)]
+
+    mapped, read = first_batches({}), first_batches({"dont_use_mmap": True})
+    for (images_a, labels_a), (images_b, labels_b) in zip(mapped, read):
+        assert np.array_equal(images_a, images_b) and np.array_equal(labels_a, labels_b)
+    with pytest.raises(PipelineError, match=r"loader.reader_options .*no_such_option"):
+        first_batches({"no_such_option": 1})
+
+
 def test_host_per_step_from_snapshots_and_without_proc(monkeypatch):
     """Per step between two snapshots: the threads' CPU by role and the machine's busy, steal and
     interrupt time; a host without /proc gives what it has, and the summary takes medians per kind."""
@@ -823,10 +872,18 @@ def test_host_per_step_from_snapshots_and_without_proc(monkeypatch):
     assert per_step["main_cpu_ms"] > 0 and per_step["main_voluntary_switches"] >= 0
     assert per_step["machine_busy_ms"] >= per_step["machine_irq_ms"] >= 0 and per_step["machine_steal_ms"] >= 0
     assert train.host_per_step(({}, {}), ({}, {}), 2) == {}
+    if "tlb_shootdowns" in train.machine_interrupts():  # x86: counted in the machine's fields too
+        assert per_step["machine_tlb_shootdowns"] >= 0 and per_step["machine_call_interrupts"] >= 0
     real_open = open
     monkeypatch.setattr("builtins.open", lambda path, *a, **k: (_ for _ in ()).throw(OSError("no /proc"))
                         if path == "/proc/stat" else real_open(path, *a, **k))
     assert train.machine_cpu_ms() == {}
+    monkeypatch.setattr("builtins.open", lambda path, *a, **k: (_ for _ in ()).throw(OSError("no /proc"))
+                        if path == "/proc/interrupts" else real_open(path, *a, **k))
+    assert train.machine_interrupts() == {}
+    reading = train.machine_cpu_ms()
+    assert "busy_ms" in reading and "tlb_shootdowns" not in reading  # what the host has
+    assert train.machine_deltas(reading, reading) == {"busy_ms": 0, "steal_ms": 0, "irq_ms": 0}
     summary = train.paired_host({"one": [{"a": 1.0, "b": 2.0}, {"a": 3.0}, {"a": 2.0, "b": 4.0}],
                                  "fed": [{"a": 5.0}], "none": []})
     assert summary == {"one": {"a": 2.0}, "fed": {"a": 5.0}}  # a field missing in one block is left out

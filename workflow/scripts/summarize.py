@@ -587,6 +587,7 @@ HOST_COLUMNS = [
     (("fetch_cpu_ms", "other_cpu_ms"), "loader's threads CPU"),
     (("main_voluntary_switches",), "main thread's waits"),
     (("machine_steal_ms",), "machine's steal"),
+    (("machine_tlb_shootdowns",), "TLB shootdowns"),
 ]
 
 
@@ -621,7 +622,10 @@ def host_section(runs) -> list[str]:
             "The loader's threads are DALI's and CUDA's, and a fetch thread's where there is one "
             "(the sum of their medians); the machine's steal (time the hypervisor ran something "
             "else while a virtual CPU wanted to run) is summed over all its CPUs and counted in 10 "
-            "ms ticks (/proc/stat), so it is coarse. Step = batch over the blocks' median rate.", "",
+            "ms ticks (/proc/stat), so it is coarse. TLB shootdowns: how many times a CPU told "
+            "another to flush its TLB, per step, all CPUs together (x86's /proc/interrupts); DALI "
+            "maps each file it reads, and unmapping it interrupts every CPU running a thread of the "
+            "process, the training thread's included. Step = batch over the blocks' median rate.", "",
             *_markdown_table(header, ["l"] + ["r"] * (len(header) - 1), rows), ""]
 
 

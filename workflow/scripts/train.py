@@ -546,6 +546,7 @@ def dali_pipeline(
     resize_antialias: bool = True,
     decoder: str = "mixed",
     decoder_options: dict | None = None,
+    reader_options: dict | None = None,
     decoder_affine: bool = True,
     shard_id: int = 0,
     num_shards: int = 1,
@@ -560,7 +561,8 @@ def dali_pipeline(
 
     With num_shards > 1 it reads shard `shard_id` of the file list (DaliLoader interleaves the
     shards' pipelines). `decoder_options` go to decoders.image_random_crop as they are (e.g.
-    preallocate_width_hint); one DALI does not take is a PipelineError naming it. decoder_affine
+    preallocate_width_hint), `reader_options` to readers.file (e.g. dont_use_mmap); one DALI does
+    not take is a PipelineError naming it. decoder_affine
     False lets the hardware decoder's threads run where the thread building the pipeline may (by
     default DALI pins each to a CPU near the GPU). `pipeline_kwargs`
     go to DALI's Pipeline (benchmarks/loader_overhead.py tries set_affinity etc.).
@@ -576,10 +578,16 @@ def dali_pipeline(
 
     @pipeline_def
     def food_pipeline():
-        jpegs, labels = fn.readers.file(
-            file_root=images_dir, file_list=filelist, random_shuffle=True, name="Reader",
-            shard_id=shard_id, num_shards=num_shards,
-        )
+        try:
+            jpegs, labels = fn.readers.file(
+                file_root=images_dir, file_list=filelist, random_shuffle=True, name="Reader",
+                shard_id=shard_id, num_shards=num_shards, **(reader_options or {}),
+            )
+        except (KeyError, TypeError, ValueError, RuntimeError) as err:
+            if not reader_options:
+                raise
+            reason = err.args[0] if err.args else err
+            raise PipelineError(f"loader.reader_options {reader_options}: {reason}") from err
 
         def outputs(images):  # the labels' cast made last, as always: DALI seeds operators in order
             cast = fn.cast(labels, dtype=types.INT64)
@@ -939,7 +947,27 @@ def thread_deltas(before: dict, after: dict) -> dict[str, list[float]]:
     return totals
 
 
-MACHINE_FIELDS = ("busy_ms", "steal_ms", "irq_ms")
+MACHINE_FIELDS = ("busy_ms", "steal_ms", "irq_ms", "tlb_shootdowns", "call_interrupts", "resched_interrupts")
+# x86's /proc/interrupts lines of the interrupts one CPU sends others, counted over all CPUs
+INTERRUPT_LINES = {"TLB": "tlb_shootdowns", "CAL": "call_interrupts", "RES": "resched_interrupts"}
+
+
+def machine_interrupts() -> dict[str, float]:
+    """How many interrupts the CPUs have sent each other so far, all CPUs together (/proc/interrupts;
+    x86 names them): TLB shootdowns (a thread unmapped memory, e.g. a file it had mapped, and every
+    other CPU running a thread of the same process flushes its TLB: the training thread's too),
+    function calls, reschedules. {} where the kernel does not report them."""
+    try:
+        with open("/proc/interrupts") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return {}
+    counts = {}
+    for line in lines:
+        name, _, rest = line.strip().partition(":")
+        if name in INTERRUPT_LINES:
+            counts[INTERRUPT_LINES[name]] = float(sum(int(v) for v in rest.split() if v.isdigit()))
+    return counts
 
 
 def machine_cpu_ms() -> dict[str, float]:
@@ -955,12 +983,13 @@ def machine_cpu_ms() -> dict[str, float]:
         return {}
     user, nice, system, _idle, _iowait, irq, softirq, steal = fields + [0] * (8 - len(fields))
     return {"busy_ms": (user + nice + system + irq + softirq) * tick_ms, "steal_ms": steal * tick_ms,
-            "irq_ms": (irq + softirq) * tick_ms}
+            "irq_ms": (irq + softirq) * tick_ms, **machine_interrupts()}
 
 
 def machine_deltas(before: dict, after: dict) -> dict[str, float]:
-    """Each MACHINE_FIELDS' ms between two machine_cpu_ms() readings ({} if either is empty)."""
-    return {field: after[field] - before[field] for field in MACHINE_FIELDS} if before and after else {}
+    """Each of MACHINE_FIELDS (ms, or interrupt counts) between two machine_cpu_ms() readings, those
+    both have ({} if either is empty)."""
+    return {field: after[field] - before[field] for field in MACHINE_FIELDS if field in before and field in after}
 
 
 def host_snapshot() -> tuple[dict, dict]:
@@ -970,8 +999,9 @@ def host_snapshot() -> tuple[dict, dict]:
 
 def host_per_step(before: tuple[dict, dict], after: tuple[dict, dict], steps: int) -> dict[str, float]:
     """Per step between two host_snapshot()s: each thread role's CPU ms, the main thread's
-    voluntary switches (its waits: for the GIL, a lock, the GPU) and the machine's busy, steal and
-    interrupt ms; only what this host reports."""
+    voluntary switches (its waits: for the GIL, a lock, the GPU), the machine's busy, steal and
+    interrupt ms and the interrupts its CPUs sent each other (TLB shootdowns, ...); only what this
+    host reports."""
     out = {}
     if before[0] and after[0]:
         roles = thread_deltas(before[0], after[0])
@@ -1136,6 +1166,7 @@ def dali_pipelines(filelist, images_dir, train: dict, loader: dict, device, **pi
             hw_decoder_load=loader["hw_decoder_load"], seed=train["seed"] + shard,
             resize_antialias=loader.get("resize_antialias", True), decoder=loader.get("decoder", "mixed"),
             decoder_options=loader.get("decoder_options") or None,
+            reader_options=loader.get("reader_options") or None,
             decoder_affine=not loader.get("reserve_cores", 0), shard_id=shard, num_shards=count,
             **pipeline_kwargs,
         )
