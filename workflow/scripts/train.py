@@ -974,7 +974,8 @@ def machine_cpu_ms() -> dict[str, float]:
     """The machine's CPU time so far, all CPUs together, in ms (/proc/stat, in clock ticks of
     usually 10 ms): busy (user, nice, system, interrupts), steal (time a virtual CPU of this
     machine was ready to run while the hypervisor ran something else: other guests, or its own
-    work) and irq (hardware and soft interrupts, part of busy). {} where there is no /proc/stat."""
+    work) and irq (hardware and soft interrupts, part of busy); with machine_interrupts()' counts
+    where the kernel gives them. {} where there is no /proc/stat."""
     try:
         with open("/proc/stat") as handle:
             fields = [int(v) for v in handle.readline().split()[1:9]]
