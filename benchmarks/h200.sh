@@ -83,6 +83,16 @@
 set -uo pipefail
 budget=${1:?usage: bash benchmarks/h200.sh BUDGET_S STAGE...}
 shift
+# every stage named is checked before anything runs: a misspelt one would waste a device call
+modes="none|default|reduce-overhead|max-autotune"
+for stage in "$@"; do
+    if ! [[ $stage =~ ^(data|diagnose|dali-stages|summary|wait)$ ||
+        $stage =~ ^(train|detach:train|loader|choose|timm):($modes)$ ]]; then
+        echo "unknown stage $stage: use data, diagnose, dali-stages, summary, wait, or train:, detach:train:," \
+            "loader:, choose:, timm: with a mode (${modes//|/, })" >&2
+        exit 2
+    fi
+done
 start=$(date +%s)
 out=${OUT:-/tmp/h200-out}
 mkdir -p "$out" results
@@ -92,15 +102,15 @@ read -r -a configs <<<"${H200_CONFIGS:-configs/synthetic-food101.yaml}"
 run=$(sed -n 's/^run: *\([^ #]*\).*/\1/p' "${configs[@]}" | tail -n 1)
 [ -n "$run" ] || { echo "H200_CONFIGS: no run name in ${configs[*]}"; exit 2; }
 run=results/$run
-data=resources/synthetic-c101-750+250-px512-seed0
+data=  # the presets' dataset folder, read from them once the bundle is unpacked (below)
 sm=(python3 -m snakemake --cores "$(nproc)" --configfile "${configs[@]}" --rerun-incomplete)
 left() { echo $((budget - ($(date +%s) - start))); }
 log() { echo "[$(date +%T) +$(($(date +%s) - start))s] $*" | tee -a "$out/h200.log"; }
 
 pack() {
     # profiler traces (results/profile/*.json.gz, ~5 MB each) stay on the host: profile.csv has their numbers
-    tar czf "$out/results.tgz" --exclude='*.tmp' --exclude='*.json.gz' results "$data"/filelists "$data"/logs \
-        .snakemake/log 2>/dev/null
+    tar czf "$out/results.tgz" --exclude='*.tmp' --exclude='*.json.gz' results \
+        ${data:+"$data"/filelists "$data"/logs} .snakemake/log 2>/dev/null
     log "packed results ($(du -h "$out/results.tgz" | cut -f1))"
 }
 trap pack EXIT
@@ -116,8 +126,7 @@ declare -A need=([data]=150 [diagnose]=200 [summary]=60 [dali-stages]=90 [loader
     [detach:train:max-autotune]=0 [detach:train:default]=0 [detach:train:none]=0
     [detach:train:reduce-overhead]=0)
 # a stage is done when this file exists
-declare -A done_file=([data]="$data/filelists/all.txt" [diagnose]=results/loader_overhead.csv
-    [summary]="$run/summary.csv")
+declare -A done_file=([diagnose]=results/loader_overhead.csv [summary]="$run/summary.csv")
 stages_set=${H200_STAGES_SET:-}
 done_file[dali-stages]=results/dali_stages${stages_set:+-${stages_set// /,}}.csv
 for mode in none default reduce-overhead max-autotune; do
@@ -129,8 +138,19 @@ done
 if ! python3 -c 'import nvidia.dali, snakemake' 2>/dev/null; then
     [ -d /tmp/parts ] && bash .gpu-bundle/unbundle.sh /tmp/parts >>"$out/h200.log" 2>&1 || { log "bundle missing"; exit 1; }
 fi
-nvidia-smi --query-gpu=name,driver_version,memory.used,utilization.gpu --format=csv | tee -a "$out/h200.log"
-detached_running() { pgrep -f "snakemake.*--configfile ${configs[*]}" >/dev/null; }
+# resources/<dataset> as the pipeline names it from the presets (relative: the packed results keep it)
+data=$(python3 -c 'import os, sys; sys.path.insert(0, "benchmarks"); from loader_overhead import data_paths, load_config
+print(os.path.relpath(data_paths(load_config(sys.argv[1:]))[0].parents[1]))' "${configs[@]}") \
+    || { log "cannot read the dataset from ${configs[*]}"; exit 2; }
+done_file[data]=$data/filelists/all.txt
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.used,utilization.gpu --format=csv | tee -a "$out/h200.log"
+# the detached job's Snakemake, by the pid it wrote (not by name: another run of the same presets
+# on the machine is not this one)
+detached_running() {
+    local pid
+    pid=$(cat results/detached.pid 2>/dev/null) || return 1
+    [ -n "$pid" ] && grep -q snakemake "/proc/$pid/cmdline" 2>/dev/null
+}
 wait_detached() {
     while detached_running && [ "$(left)" -gt 15 ]; do sleep 5; done
     if detached_running; then log "a detached job is still running ($(left) s left)"; return 1; fi
@@ -207,7 +227,9 @@ for stage in "$@"; do
             (exit $status) ;;
         train:*) timeout "$(left)" "${sm[@]}" "$file" >>"$out/h200.log" 2>&1 ;;
         detach:train:*)
-            setsid nohup "${sm[@]}" "$file" >results/detached.log 2>&1 </dev/null &
+            # shellcheck disable=SC2016  # $$ is the inner bash's pid, which exec hands to Snakemake
+            setsid nohup bash -c 'echo $$ >results/detached.pid; exec "$@"' detached "${sm[@]}" "$file" \
+                >results/detached.log 2>&1 </dev/null &
             sleep 5; detached_running ;;
         summary)
             if ls "$run"/timings/{none,default,reduce-overhead,max-autotune}.csv >/dev/null 2>&1; then
@@ -215,7 +237,7 @@ for stage in "$@"; do
             else
                 log "summary: not all four modes trained yet"
             fi ;;
-        *) log "unknown stage $stage"; exit 2 ;;
+        *) log "unknown stage $stage"; exit 2 ;;  # checked at the start; kept for safety
     esac
     log "$stage: exit $?"
 done

@@ -1,0 +1,86 @@
+"""benchmarks/h200.sh, the driver of the lent GPU host's calls, run here on the CPU with the smoke
+preset: a broken driver would waste a device session, so its stages are run for real."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from snakemake_runs import copy_workflow, read_csv
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = "resources/synthetic-c4-12+4-px96-seed0"
+
+
+def h200(workdir: Path, out: Path, budget: int, *stages: str, **env) -> subprocess.CompletedProcess:
+    bin_dir = workdir / "bin"  # `python3` is this interpreter, as on the host after the bundle
+    bin_dir.mkdir(exist_ok=True)
+    if not (bin_dir / "python3").exists():  # a script, not a link: a venv's python finds its venv by its path
+        (bin_dir / "python3").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        (bin_dir / "python3").chmod(0o755)
+    environment = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "OUT": str(out),
+                   "H200_CONFIGS": "configs/smoke.yaml", **env}
+    return subprocess.run(["bash", "benchmarks/h200.sh", str(budget), *stages], cwd=workdir, env=environment,
+                          capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def driven(tmp_path_factory):
+    workdir = copy_workflow(tmp_path_factory.mktemp("h200"))
+    shutil.copytree(REPO / "benchmarks", workdir / "benchmarks", ignore=shutil.ignore_patterns("__pycache__"))
+    out = workdir / "out"
+    # the training job detached (as a cold max-autotune's is, to outlive its call), then waited for
+    done = h200(workdir, out, 600, "data", "dali-stages", "loader:none", "detach:train:none", "wait", "summary",
+                H200_BLOCKS="2", H200_STEPS="2", H200_ALONE_THREADS="1",
+                H200_FEEDS="synthetic dali synthetic:burn=1,burn_duty=0.2")
+    return workdir, out, done
+
+
+def test_stages_run_in_order(driven):
+    workdir, out, done = driven
+    log = (out / "h200.log").read_text()
+    assert done.returncode == 0, done.stdout + done.stderr + log
+    for stage in ("data", "dali-stages", "loader:none", "detach:train:none", "wait"):
+        assert f"{stage}: exit 0" in log, log
+    assert "Finished job" in (workdir / "results" / "detached.log").read_text()  # waited until it ended
+    assert "summary: not all four modes trained yet" in log  # it would start the other modes' jobs
+    assert (workdir / DATA / "filelists" / "all.txt").is_file()  # the preset's own dataset folder
+    stages = read_csv(workdir / "results" / "dali_stages.csv")
+    assert [row["stage"] for row in stages] == ["read", "decode", "resize", "normalize", "loader"]
+    feeds = {row["feed"] for row in read_csv(workdir / "results" / "loader_none.csv")}
+    assert {"synthetic", "dali", "synthetic:burn=1,burn_duty=0.2", "dali/synthetic"} <= feeds
+    assert (workdir / "results" / "smoke" / "timings" / "none.csv").is_file()
+
+
+def test_everything_measured_is_packed_for_the_trip_back(driven):
+    workdir, out, _ = driven
+    with tarfile.open(out / "results.tgz") as packed:
+        names = set(packed.getnames())
+    for name in ("results/dali_stages.csv", "results/loader_none.csv", "results/smoke/timings/none.csv",
+                 "results/smoke/timings/none.json", f"{DATA}/filelists/all.txt"):
+        assert name in names, sorted(names)[:20]
+    assert (out / "dali_stages.csv").is_file() and (out / "loader_none.csv").is_file()
+
+
+def test_an_unknown_stage_stops_the_call_before_anything_runs(driven):
+    workdir, _, _ = driven
+    out = workdir / "out-typo"
+    done = h200(workdir, out, 100, "train:default", "loader:eager")
+    assert done.returncode == 2 and "unknown stage loader:eager" in done.stderr
+    assert not out.exists() and not (workdir / "results" / "smoke" / "timings" / "default.csv").exists()
+
+
+def test_done_stages_are_skipped_and_a_stage_that_would_not_fit_is_not_started(driven):
+    workdir, _, _ = driven
+    out = workdir / "out-again"
+    done = h200(workdir, out, 100, "data", "dali-stages", "train:none", "train:default")
+    log = (out / "h200.log").read_text()
+    assert done.returncode == 0, done.stdout + done.stderr + log
+    for stage in ("data", "dali-stages", "train:none"):
+        assert f"{stage}: done before" in log
+    assert "train:default: not started" in log and "needs ~270 s" in log
+    assert not (workdir / "results" / "smoke" / "timings" / "default.csv").exists()
