@@ -45,14 +45,8 @@ STAGES = (*train.DALI_STAGES, "loader")
 
 
 def task_cpu_ns() -> dict[int, int]:
-    """CPU ns so far of each of this process's threads (Linux's /proc/self/task/*/schedstat)."""
-    cpu = {}
-    for tid in Path("/proc/self/task").iterdir():
-        try:
-            cpu[int(tid.name)] = int((tid / "schedstat").read_text().split()[0])
-        except (OSError, ValueError):  # the thread ended meanwhile
-            continue
-    return cpu
+    """CPU ns so far of each of this process's threads (train.thread_stats: Linux's schedstat)."""
+    return {tid: stats[1] for tid, stats in train.thread_stats().items()}
 
 
 class Stage:

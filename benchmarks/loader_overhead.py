@@ -189,9 +189,7 @@ class Burners:
     DALI's in particular? Separate processes: no GIL, no CUDA, no DALI in them."""
 
     def __init__(self, count: int, duty: float = 1.0, kind: str = "spin"):
-        if not isinstance(count, int) or count < 1 or not 0 < duty <= 1 or kind not in ("spin", "memory"):
-            raise SystemExit(f"burn={count!r},burn_duty={duty!r},burn_kind={kind!r}: use burn=N (processes, 1 "
-                             "or more), burn_duty between 0 and 1, burn_kind spin or memory")
+        burn_settings({"burn": count, "burn_duty": duty, "burn_kind": kind})
         self.processes = [subprocess.Popen([sys.executable, "-c", BURNER, kind, str(duty)], stdout=subprocess.PIPE,
                                            text=True) for _ in range(count)]
         for process in self.processes:  # set up (numpy imported, buffers made) before being stopped
@@ -226,13 +224,18 @@ class Burners:
             self.stop()
 
 
-def burners_for(overrides: dict) -> Burners | None:
-    """A feed's burn=N,burn_duty=D,burn_kind=K as Burners (None without burn)."""
+def burn_settings(overrides: dict) -> tuple[int, float, str] | None:
+    """A feed's burn=N,burn_duty=D,burn_kind=K, checked, as Burners' arguments (None without burn)."""
     if "burn" not in overrides:
         if set(overrides) & BURN_KEYS:
             raise SystemExit(f"{', '.join(sorted(set(overrides) & BURN_KEYS))} without burn=N")
         return None
-    return Burners(overrides["burn"], overrides.get("burn_duty", 1.0), overrides.get("burn_kind", "spin"))
+    count, duty, kind = overrides["burn"], overrides.get("burn_duty", 1.0), overrides.get("burn_kind", "spin")
+    if (not isinstance(count, int) or isinstance(count, bool) or count < 1 or not isinstance(duty, (int, float))
+            or not 0 < duty <= 1 or kind not in ("spin", "memory")):
+        raise SystemExit(f"burn={count!r},burn_duty={duty!r},burn_kind={kind!r}: use burn=N (processes, 1 "
+                         "or more), burn_duty between 0 and 1, burn_kind spin or memory")
+    return count, duty, kind
 
 
 def split_overrides(overrides: dict) -> tuple[dict, dict, dict, str | None]:
@@ -426,38 +429,32 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
     # training threads run on during the feed's blocks (pinned after the warm-up, as in the job)
     pins = {feed: train.training_cpus({**config["loader"], **split_overrides(parse_feed(feed)[1])[0]})
             for feed in feeds}
-    burners = {feed: burners_for(parse_feed(feed)[1]) for feed in feeds}
-    try:
-        return _bench_mode(mode, t, device, step, model, feeds, sources, streams, pins, burners, steps=steps,
-                           warmup=warmup, blocks=blocks, timm=timm, profile_dir=profile_dir,
-                           profile_steps=profile_steps, profile_feeds=profile_feeds, deadline=deadline)
-    finally:
-        for burner in burners.values():
-            if burner is not None:
-                burner.close()
-
-
-def _bench_mode(mode, t, device, step, model, feeds, sources, streams, pins, burners, *, steps, warmup, blocks,
-                timm, profile_dir, profile_steps, profile_feeds, deadline):
+    burn = {feed: burn_settings(parse_feed(feed)[1]) for feed in feeds}  # checked before the compile
     first = sources[feeds[0]]
     compile_s = timed(device, lambda: run_steps(step, first, warmup, device, streams[feeds[0]]))
     for feed, source in sources.items():
         timed(device, lambda: run_steps(step, source, warmup, device, streams[feed]))
     rates: dict[str, list[float]] = {feed: [] for feed in feeds}
     host: dict[str, list[tuple]] = {feed: [] for feed in feeds}
-    for round_ in range(blocks):
-        if round_ and deadline is not None and time.monotonic() > deadline:
-            print(f"{mode:>16} stopped after {round_} of {blocks} rounds of blocks (--time-limit)", flush=True)
-            break
-        for feed, source in sources.items():  # alternate, so drift on the host hits every feed alike
-            burning = burners[feed].on() if burners[feed] else contextlib.nullcontext()
-            with train.training_threads_on(pins[feed]), burning:
-                threads, machine = thread_stats(), train.machine_cpu_ms()  # outside the timed window
-                seconds = timed(device, lambda: host[feed].append(run_steps(step, source, steps, device,
-                                                                              streams[feed])))
-                machine = train.machine_deltas(machine, train.machine_cpu_ms())  # before the slower /proc reads
-                host[feed][-1] += (thread_deltas(threads, thread_stats()) if threads else {}, machine)
-            rates[feed].append(steps * t["batch_size"] / seconds)
+    with contextlib.ExitStack() as burning:  # the burn feeds' processes end with the rounds
+        burners = {}
+        for feed in feeds:
+            burners[feed] = Burners(*burn[feed]) if burn[feed] else None
+            if burners[feed]:
+                burning.callback(burners[feed].close)
+        for round_ in range(blocks):
+            if round_ and deadline is not None and time.monotonic() > deadline:
+                print(f"{mode:>16} stopped after {round_} of {blocks} rounds of blocks (--time-limit)", flush=True)
+                break
+            for feed, source in sources.items():  # alternate, so drift on the host hits every feed alike
+                load = burners[feed].on() if burners[feed] else contextlib.nullcontext()
+                with train.training_threads_on(pins[feed]), load:
+                    threads, machine = thread_stats(), train.machine_cpu_ms()  # outside the timed window
+                    seconds = timed(device, lambda: host[feed].append(run_steps(step, source, steps, device,
+                                                                                  streams[feed])))
+                    machine = train.machine_deltas(machine, train.machine_cpu_ms())  # before the slower /proc reads
+                    host[feed][-1] += (thread_deltas(threads, thread_stats()) if threads else {}, machine)
+                rates[feed].append(steps * t["batch_size"] / seconds)
     rows = []
     for feed, values in rates.items():
         cpu_ms = statistics.median(h[0] for h in host[feed]) / steps * 1e3

@@ -304,7 +304,8 @@ def test_burners_burn_only_while_on_and_die_with_the_benchmark():
     with pytest.raises(SystemExit, match="burn_kind spin or memory"):
         bench.Burners(1, 0.5, "disk")
     with pytest.raises(SystemExit, match="burn_duty without burn=N"):
-        bench.burners_for({"burn_duty": 0.5})
+        bench.burn_settings({"burn_duty": 0.5})
+    assert bench.burn_settings({"burn": 2}) == (2, 1.0, "spin") and bench.burn_settings({"threads": 2}) is None
     assert bench.split_overrides(bench.parse_feed("dali:burn=2,threads=1")[1])[0] == {"threads": 1}
 
 
