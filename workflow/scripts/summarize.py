@@ -624,8 +624,8 @@ def host_section(runs) -> list[str]:
             "else while a virtual CPU wanted to run) is summed over all its CPUs and counted in 10 "
             "ms ticks (/proc/stat), so it is coarse. TLB shootdowns: how many times a CPU told "
             "another to flush its TLB, per step, all CPUs together (x86's /proc/interrupts); DALI "
-            "maps each file it reads, and unmapping it interrupts every CPU running a thread of the "
-            "process, the training thread's included. Step = batch over the blocks' median rate.", "",
+            "maps each file it reads, and an unmapping can interrupt every other CPU running a thread of "
+            "the process, the training thread's included. Step = batch over the blocks' median rate.", "",
             *_markdown_table(header, ["l"] + ["r"] * (len(header) - 1), rows), ""]
 
 
