@@ -163,7 +163,7 @@ detached_running || "${sm[@]}" --unlock >>"$out/h200.log" 2>&1
 timm_bench() {  # MODE: timm's benchmark.py on one fixed batch (its --bench train)
     local mode=$1 extra=()
     if ! python3 -c 'import timm' 2>/dev/null; then
-        pip install --no-deps --no-index .gpu-extra/timm-*.whl >>"$out/h200.log" 2>&1 || { log "no timm wheel in .gpu-extra"; return 1; }
+        python3 -m pip install --no-deps --no-index .gpu-extra/timm-*.whl >>"$out/h200.log" 2>&1 || { log "no timm wheel in .gpu-extra"; return 1; }
     fi
     [ "$mode" != none ] && extra=(--torchcompile inductor --torchcompile-mode "$mode")
     mkdir -p results/timm
