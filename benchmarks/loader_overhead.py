@@ -414,6 +414,7 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
     t, device = config["train"], torch.device(config["train"]["device"])
     images, classes = train.count_classes(filelist)
     torch.manual_seed(t["seed"])
+    train.use_cudnn_autotuner(device)  # as the training job does
     model = train.build_model(t["model"], classes, device, t["channels_last"])
     optimizer = train.build_optimizer(model, t["optimizer"], device)
     torch._dynamo.reset()

@@ -147,6 +147,14 @@ def build_model(name: str, num_classes: int, device: torch.device, channels_last
     return model.train()
 
 
+def use_cudnn_autotuner(device: torch.device) -> None:
+    """cuDNN times its algorithms for each convolution shape once and keeps the fastest: the training
+    job and the benchmarks that time its step alike (benchmarks/loader_overhead.py did not before
+    2026-12-05)."""
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = True
+
+
 def build_optimizer(model: torch.nn.Module, settings: dict, device: torch.device) -> torch.optim.Optimizer:
     # fused=True lets GradScaler hand the optimizer its inf flag as a device tensor instead of
     # reading it on the host every step (a sync that costs ~10% under CUDA graphs).
@@ -1210,8 +1218,8 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
                     connections: str, sync: str | None) -> dict:
     """The checked training job, on the CUDA stream training_stream chose."""
     torch.manual_seed(train["seed"])
+    use_cudnn_autotuner(device)
     if device.type == "cuda":
-        torch.backends.cudnn.benchmark = True
         torch.cuda.reset_peak_memory_stats(device)
 
     pin_cpus = training_cpus(loader)
