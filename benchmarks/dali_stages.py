@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import train  # noqa: E402
-from loader_overhead import data_paths, load_config, write_csv  # noqa: E402
+from loader_overhead import data_paths, endless, load_config, write_csv  # noqa: E402
 from sysinfo import versions  # noqa: E402
 
 STAGES = (*train.DALI_STAGES, "loader")
@@ -59,7 +59,7 @@ class Stage:
         if name == "loader":
             self.loader = train.dali_loader(filelist, images_dir, t, loader, self.device)
             self.images_per_fetch = t["batch_size"]
-            self._source = _endless(self.loader)
+            self._source = endless(self.loader)
             self.next = lambda: next(self._source)
         else:
             (pipe,) = train.dali_pipelines(filelist, images_dir, t, {**loader, "pipelines": 1}, self.device,
@@ -84,11 +84,6 @@ class Stage:
         for _ in range(fetches):
             self.next()
         train.synchronize(self.device)
-
-
-def _endless(loader):
-    while True:
-        yield from loader
 
 
 def time_block(stage: Stage, images: int) -> dict:
