@@ -24,6 +24,11 @@
 #                 threads per training batch -> results/dali_stages.csv (loader settings over the
 #                 preset's: H200_STAGES_SET, e.g. "hw_decoder_load=0 threads=8", and then
 #                 results/dali_stages-hw_decoder_load=0,threads=8.csv)
+#   vs-timm:MODE  benchmarks/step_vs_timm.py: timm's benchmark.py and our one-batch step under MODE,
+#                 each with timm's process settings (CUDA's defaults) and with ours, as separate
+#                 processes in turn for H200_VS_TIMM_ROUNDS (4) rounds of 4 blocks of
+#                 H200_VS_TIMM_STEPS (50) steps -> results/vs_timm_MODE.csv (arms: H200_VS_TIMM_ARMS,
+#                 default "timm timm+ours ours ours+cuda-defaults"; timm's need .gpu-extra as timm:MODE)
 #   train:MODE    one mode's training job (Snakemake; each job compiles into a cold cache)
 #   loader:MODE   benchmarks/loader_overhead.py for one mode: H200_BLOCKS (50) paired blocks of
 #                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch, the
@@ -87,9 +92,9 @@ shift
 modes="none|default|reduce-overhead|max-autotune"
 for stage in "$@"; do
     if ! [[ $stage =~ ^(data|diagnose|dali-stages|summary|wait)$ ||
-        $stage =~ ^(train|detach:train|loader|choose|timm):($modes)$ ]]; then
+        $stage =~ ^(train|detach:train|loader|choose|timm|vs-timm):($modes)$ ]]; then
         echo "unknown stage $stage: use data, diagnose, dali-stages, summary, wait, or train:, detach:train:," \
-            "loader:, choose:, timm: with a mode (${modes//|/, })" >&2
+            "loader:, choose:, timm:, vs-timm: with a mode (${modes//|/, })" >&2
         exit 2
     fi
 done
@@ -124,14 +129,19 @@ declare -A need=([data]=150 [diagnose]=200 [summary]=60 [dali-stages]=90 [loader
     [choose:default]=10 [choose:reduce-overhead]=10 [choose:max-autotune]=10
     [train:none]=220 [train:reduce-overhead]=175 [train:default]=270 [train:max-autotune]=590
     [detach:train:max-autotune]=0 [detach:train:default]=0 [detach:train:none]=0
-    [detach:train:reduce-overhead]=0)
+    [detach:train:reduce-overhead]=0 [vs-timm:none]=200 [vs-timm:default]=300 [vs-timm:reduce-overhead]=400
+    [vs-timm:max-autotune]=600)
+# H200_TAG: appended to the outputs of loader: and dali-stages stages (results/loader_MODE-TAG.csv),
+# to repeat one under other conditions, e.g. H200_TAG=malloc MALLOC_TRIM_THRESHOLD_=... bash ...
+tag=${H200_TAG:+-$H200_TAG}
 # a stage is done when this file exists
 declare -A done_file=([diagnose]=results/loader_overhead.csv [summary]="$run/summary.csv")
 stages_set=${H200_STAGES_SET:-}
-done_file[dali-stages]=results/dali_stages${stages_set:+-${stages_set// /,}}.csv
+done_file[dali-stages]=results/dali_stages${stages_set:+-${stages_set// /,}}$tag.csv
 for mode in none default reduce-overhead max-autotune; do
     done_file[timm:$mode]=results/timm/$mode.csv
-    done_file[loader:$mode]=results/loader_$mode.csv
+    done_file[loader:$mode]=results/loader_$mode$tag.csv
+    done_file[vs-timm:$mode]=results/vs_timm_$mode.csv
     done_file[choose:$mode]=configs/synthetic-food101-chosen.yaml
 done
 
@@ -160,11 +170,14 @@ wait_detached() {
 # a call killed at its time limit leaves Snakemake's lock behind (unless a detached job holds it)
 detached_running || "${sm[@]}" --unlock >>"$out/h200.log" 2>&1
 
+install_timm() {
+    python3 -c 'import timm' 2>/dev/null && return 0
+    python3 -m pip install --no-deps --no-index .gpu-extra/timm-*.whl >>"$out/h200.log" 2>&1 || { log "no timm wheel in .gpu-extra"; return 1; }
+}
+
 timm_bench() {  # MODE: timm's benchmark.py on one fixed batch (its --bench train)
     local mode=$1 extra=()
-    if ! python3 -c 'import timm' 2>/dev/null; then
-        python3 -m pip install --no-deps --no-index .gpu-extra/timm-*.whl >>"$out/h200.log" 2>&1 || { log "no timm wheel in .gpu-extra"; return 1; }
-    fi
+    install_timm || return 1
     [ "$mode" != none ] && extra=(--torchcompile inductor --torchcompile-mode "$mode")
     mkdir -p results/timm
     TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-timm TRITON_CACHE_DIR=/tmp/triton-cache-timm \
@@ -205,19 +218,30 @@ for stage in "$@"; do
                 timeout "$(left)" python3 benchmarks/loader_overhead.py --configfile "${configs[@]}" \
                 --modes "$mode" --steps "${H200_STEPS:-40}" --blocks "${H200_BLOCKS:-50}" --warmup 15 \
                 --no-timm-style --feeds "${feeds[@]}" --threads ${H200_ALONE_THREADS:-4 2} --time-limit $(( $(left) - 30 )) \
-                --out "results/loader_$mode.csv" >"results/loader_$mode.log" 2>&1
+                --out "results/loader_$mode$tag.csv" >"results/loader_$mode$tag.log" 2>&1
             status=$?
-            cp "results/loader_$mode".* "$out/" 2>/dev/null
-            grep -h "images/s\|per step\|/synthetic" "results/loader_$mode.log" | tee -a "$out/h200.log"
+            cp "results/loader_$mode$tag".* "$out/" 2>/dev/null
+            grep -h "images/s\|per step\|/synthetic" "results/loader_$mode$tag.log" | tee -a "$out/h200.log"
             (exit $status) ;;
         choose:*)
             mode=${stage#choose:}
-            if ! python3 benchmarks/choose_loader.py "results/loader_$mode.csv" --mode "$mode" \
+            if ! python3 benchmarks/choose_loader.py "results/loader_$mode$tag.csv" --mode "$mode" \
                     --run synthetic-food101-chosen --out configs/synthetic-food101-chosen.yaml 2>&1 | tee -a "$out/h200.log"; then
                 log "$stage: nothing chosen; the call stops"; exit 1
             fi
             cp configs/synthetic-food101-chosen.yaml "$out/" ;;
         timm:*) timm_bench "${stage#timm:}" ;;
+        vs-timm:*)
+            read -r -a arms <<<"${H200_VS_TIMM_ARMS:-timm timm+ours ours ours+cuda-defaults}"
+            [[ " ${arms[*]}" == *" timm"* ]] && { install_timm || continue; }
+            TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-vs TRITON_CACHE_DIR=/tmp/triton-cache-vs \
+                timeout "$(left)" python3 benchmarks/step_vs_timm.py --configfile "${configs[@]}" \
+                --mode "${stage#vs-timm:}" --arms "${arms[@]}" --rounds "${H200_VS_TIMM_ROUNDS:-4}" \
+                --steps "${H200_VS_TIMM_STEPS:-50}" --time-limit $(( $(left) * 2 / 3 )) \
+                --out "$file" 2>&1 | tee -a "$out/h200.log"
+            status=${PIPESTATUS[0]}
+            cp "$file" "$out/" 2>/dev/null
+            (exit $status) ;;
         dali-stages)
             read -r -a set <<<"$stages_set"
             timeout "$(left)" python3 benchmarks/dali_stages.py --configfile "${configs[@]}" --batches 200 \

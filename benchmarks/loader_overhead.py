@@ -573,6 +573,8 @@ def main(argv=None) -> None:
                              "any CPU load slow the step as DALI's threads do?)")
     parser.add_argument("--no-timm-style", action="store_true", help="skip the timm-style step")
     parser.add_argument("--dali-only", action="store_true", help="only time DALI alone")
+    parser.add_argument("--no-dali-alone", action="store_true",
+                        help="skip timing DALI alone (with only synthetic feeds, DALI is then never loaded)")
     parser.add_argument("--threads", type=int, nargs="*", help="DALI threads to try (default: config)")
     parser.add_argument("--hw-loads", type=float, nargs="*", help="hw_decoder_load values (default: config)")
     parser.add_argument("--pipelines", type=int, nargs="*", help="DALI pipelines to try (default: config)")
@@ -603,7 +605,7 @@ def main(argv=None) -> None:
           f"{filelist}; CUDA_DEVICE_MAX_CONNECTIONS {connections}; CUDA sync {sync}; {versions()}", flush=True)
     process = {"cuda_max_connections": connections, "cuda_sync": sync}
     rows, profiles = [], []
-    for pipelines in args.pipelines or [config["loader"].get("pipelines", 1)]:
+    for pipelines in [] if args.no_dali_alone else args.pipelines or [config["loader"].get("pipelines", 1)]:
         for threads in args.threads or [config["loader"]["threads"]]:
             for hw_load in args.hw_loads or [config["loader"]["hw_decoder_load"]]:
                 rows.append(bench_dali_alone(config, filelist, images_dir, batches=300, threads=threads,

@@ -24,6 +24,13 @@ hand); one that has only some of them is refused.
 The results (the script's own keys, e.g. train_samples_per_sec and train_step_time, plus the
 compile mode, the script's sha256, timm's and torch's versions and the device) are printed and,
 with --results-file, written as a one-row CSV that appears only once complete.
+
+Our training job's process settings can be given to timm's run, to tell whether they, rather than the
+step or the model, make a difference: --cuda-max-connections N (train.cuda_max_connections),
+--cuda-sync POLICY (train.cuda_sync) and --stream side|side-high|default (train.cuda_stream: the
+whole benchmark runs on that CUDA stream). They are applied with the training job's own code before
+CUDA starts, and the row records what applied (unset: CUDA's defaults and the default stream, as
+timm's script has them). benchmarks/step_vs_timm.py alternates such runs with our step's.
 """
 from __future__ import annotations
 
@@ -41,6 +48,10 @@ from pathlib import Path
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "workflow" / "scripts"))
+
+import train  # noqa: E402  (DALI is imported only by its loader code, never here)
+
 DEFAULT_SCRIPT = REPO / ".gpu-extra" / "timm_benchmark.py"
 ADDED = ("--device", "--torchcompile", "--torchcompile-mode", "--amp-dtype", "--no-retry")
 AMP_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -128,12 +139,24 @@ def write_row(path: Path, row: dict) -> None:
 def main(argv: list[str] | None = None) -> dict:
     ours = argparse.ArgumentParser(add_help=False)
     ours.add_argument("--script", type=Path, default=DEFAULT_SCRIPT)
+    ours.add_argument("--cuda-max-connections", type=int, metavar="N")
+    ours.add_argument("--cuda-sync", choices=sorted(train.CUDA_SYNC_FLAGS))
+    ours.add_argument("--stream", choices=("side", "side-high", "default"), default="default")
     known, rest = ours.parse_known_args(argv)
+    peek = argparse.ArgumentParser(add_help=False)  # the device, left in `rest` for timm's parser
+    peek.add_argument("--device", default="cuda")
+    device = torch.device(peek.parse_known_args(rest)[0].device)
+    try:  # before anything starts CUDA: the driver reads both when the context is made
+        process = {"cuda_max_connections": train.cuda_max_connections(known.cuda_max_connections),
+                   "cuda_sync": train.cuda_sync(known.cuda_sync, device) or "none (cpu)"}
+    except train.PipelineError as err:
+        sys.exit(f"timm_bench: {err}")
     module = load_script(known.script)
     if not added_options(module):
         print(f"timm_bench: {known.script} has {', '.join(ADDED)} itself; running it as it is", flush=True)
         sys.argv = [str(known.script), *rest]
-        module.main()
+        with train.training_stream(device, known.stream):
+            module.main()
         return {}
     add_options(module)
     args = module.parser.parse_args(rest)
@@ -142,9 +165,11 @@ def main(argv: list[str] | None = None) -> dict:
     module.setup_default_logging()
     results_file = args.results_file
     print(f"timm_bench: script {known.script} (sha256 {sha256(known.script)[:12]}), device {args.device}, "
-          f"amp {args.amp} ({args.amp_dtype}), torchcompile {args.torchcompile} mode {args.torchcompile_mode}",
-          flush=True)
-    results = dict(module.benchmark(args))
+          f"amp {args.amp} ({args.amp_dtype}), torchcompile {args.torchcompile} mode {args.torchcompile_mode}; "
+          f"CUDA_DEVICE_MAX_CONNECTIONS {process['cuda_max_connections']}, CUDA sync {process['cuda_sync']}, "
+          f"stream {known.stream}", flush=True)
+    with train.training_stream(torch.device(args.device), known.stream) as stream:
+        results = dict(module.benchmark(args))
     if "error" in results:
         sys.exit(f"timm_bench: the benchmark failed: {results['error']}")
     import timm
@@ -155,6 +180,7 @@ def main(argv: list[str] | None = None) -> dict:
         amp_dtype=args.amp_dtype if args.amp else "", channels_last=args.channels_last,
         device=device_name(args.device), torch=torch.__version__, timm=timm.__version__,
         python=platform.python_version(), benchmark_sha256=sha256(known.script),
+        **process, stream=stream,
     )
     print(f"--result\n{json.dumps(results, indent=4)}", flush=True)
     if results_file:

@@ -84,3 +84,23 @@ def test_done_stages_are_skipped_and_a_stage_that_would_not_fit_is_not_started(d
         assert f"{stage}: done before" in log
     assert "train:default: not started" in log and "needs ~270 s" in log
     assert not (workdir / "results" / "smoke" / "timings" / "default.csv").exists()
+
+
+def test_a_tagged_loader_stage_and_our_step_against_itself_under_other_process_settings(driven):
+    """H200_TAG repeats a done stage under other conditions; vs-timm alternates arms' processes."""
+    workdir, _, _ = driven
+    out = workdir / "out-tagged"
+    done = h200(workdir, out, 300, "loader:none", "vs-timm:none", H200_TAG="again", H200_BLOCKS="1",
+                H200_STEPS="2", H200_ALONE_THREADS="1", H200_FEEDS="synthetic dali:reader.dont_use_mmap=true",
+                H200_VS_TIMM_ARMS="ours ours+cuda-defaults", H200_VS_TIMM_ROUNDS="2", H200_VS_TIMM_STEPS="2")
+    log = (out / "h200.log").read_text()
+    assert done.returncode == 0, done.stdout + done.stderr + log
+    assert "loader:none: exit 0" in log and "vs-timm:none: exit 0" in log  # not "done before"
+    feeds = {row["feed"] for row in read_csv(workdir / "results" / "loader_none-again.csv")}
+    assert "dali:reader.dont_use_mmap=true/synthetic" in feeds
+    rows = read_csv(workdir / "results" / "vs_timm_none.csv")
+    assert [(row["round"], row["arm"]) for row in rows] == [
+        ("1", "ours"), ("1", "ours+cuda-defaults"), ("2", "ours"), ("2", "ours+cuda-defaults"),
+        ("median", "ours"), ("median", "ours+cuda-defaults")]
+    assert all(float(row["images_per_s"]) > 0 for row in rows) and rows[-1]["rounds"] == "2"
+    assert (out / "vs_timm_none.csv").is_file() and (out / "loader_none-again.csv").is_file()

@@ -58,7 +58,7 @@ def test_compiled_train_benchmark_writes_its_row(tmp_path):
     out = tmp_path / "timm" / "default.csv"
     results = timm_bench.main([*ARGS, "--amp", "--amp-dtype", "bfloat16", "--channels-last",
                                "--torchcompile", "inductor", "--torchcompile-mode", "default",
-                               "--results-file", str(out)])
+                               "--cuda-sync", "blocking", "--stream", "side", "--results-file", str(out)])
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] >= 1  # the model really was compiled
     rows = list(csv.DictReader(out.open()))
     assert len(rows) == 1 and not list(out.parent.glob("*.tmp"))
@@ -68,6 +68,8 @@ def test_compiled_train_benchmark_writes_its_row(tmp_path):
     assert float(row["train_samples_per_sec"]) > 0 and row["train_batch_size"] == "4"
     assert row["benchmark_sha256"] == timm_bench.sha256(SCRIPT)
     assert results["train_samples_per_sec"] == float(row["train_samples_per_sec"])
+    # our process settings, asked for, are recorded as what applied: nothing on the CPU
+    assert row["cuda_sync"] == "none (cpu)" and row["stream"] == "none (cpu)"
 
 
 @needs_timm

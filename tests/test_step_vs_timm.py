@@ -1,0 +1,72 @@
+"""benchmarks/step_vs_timm.py: arms in alternating processes, compared round by round."""
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("step_vs_timm", REPO / "benchmarks" / "step_vs_timm.py")
+step_vs_timm = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(step_vs_timm)
+
+CONFIG = {"train": {"model": "resnet50", "batch_size": 64, "image_size": 224, "device": "cuda",
+                    "precision": "fp16", "channels_last": True, "cuda_max_connections": 32,
+                    "cuda_sync": "blocking", "cuda_stream": "side"}}
+
+
+def command(arm, mode="default"):
+    return step_vs_timm.arm_command(arm, CONFIG, mode, steps=50, blocks=4, warmup=20, classes=101,
+                                    out=Path("x.csv"), script=None, configfiles=["configs/p.yaml"])
+
+
+def test_timm_runs_as_timm_does_unless_given_our_process_settings():
+    timm = command("timm")
+    assert timm[1].endswith("timm_bench.py") and timm[timm.index("--model") + 1] == "resnet50"
+    for option, value in (("-b", "64"), ("--img-size", "224"), ("--num-classes", "101"),
+                          ("--num-bench-iter", "200"), ("--amp-dtype", "float16"), ("--torchcompile-mode", "default")):
+        assert timm[timm.index(option) + 1] == value
+    assert "--channels-last" in timm and "--stream" not in timm and "--cuda-sync" not in timm
+    ours = command("timm+ours")
+    assert ours[:len(timm)] == timm
+    assert ours[len(timm):] == ["--cuda-max-connections", "32", "--cuda-sync", "blocking", "--stream", "side"]
+    assert "--torchcompile" not in command("timm", mode="none")
+
+
+def test_our_step_runs_with_the_configs_settings_or_cudas_defaults():
+    ours = command("ours")
+    assert ours[1].endswith("loader_overhead.py") and ours[-2:] == ["--feeds", "synthetic"]
+    assert "--no-dali-alone" in ours and "--no-timm-style" in ours and ours[ours.index("--modes") + 1] == "default"
+    defaults = command("ours+cuda-defaults")
+    assert defaults[defaults.index("--feeds") + 1] == "synthetic:stream=default"
+    assert defaults[-4:] == ["--cuda-max-connections", "8", "--cuda-sync", "auto"]
+
+
+def test_each_arm_is_compared_with_the_first_within_its_round():
+    rows = [{"round": 1, "arm": "timm", "images_per_s": 100.0}, {"round": 1, "arm": "ours", "images_per_s": 90.0},
+            {"round": 2, "arm": "timm", "images_per_s": 200.0}, {"round": 2, "arm": "ours", "images_per_s": 220.0},
+            {"round": 3, "arm": "timm", "images_per_s": 150.0}]  # an unfinished round is left out
+    timm, ours = step_vs_timm.summarize(rows, ["timm", "ours"], "default")
+    assert timm["images_per_s"] == 150.0 and timm["rounds"] == 2 and "ratio_to_first" not in timm
+    assert ours["ratio_to_first"] == 1.0 and ours["ratio_min"] == 0.9 and ours["ratio_max"] == 1.1
+    assert ours["ahead"] == 1 and ours["paired"] == "0.9000 1.1000"
+
+
+def test_a_failing_arm_stops_the_run_and_names_its_log(tmp_path, monkeypatch):
+    monkeypatch.setattr(step_vs_timm, "data_paths", lambda config: (tmp_path / "all.txt", tmp_path))
+    (tmp_path / "all.txt").write_text("a.jpg 0\nb.jpg 1\n")
+    script = tmp_path / "benchmark.py"
+    script.write_text("x = 1\n")  # not timm's benchmark.py: its process exits 1
+    out = tmp_path / "vs.csv"
+    with pytest.raises(SystemExit, match=r"arm timm \(round 1\) failed \(exit 1\); its output: .*timm-1.log"):
+        step_vs_timm.main(["--configfile", str(REPO / "configs" / "smoke.yaml"), "--arms", "timm", "ours",
+                           "--rounds", "1", "--script", str(script), "--out", str(out)])
+    assert not out.exists()
+    assert "is not timm's benchmark.py" in (tmp_path / "vs.csv.d" / "timm-1.log").read_text()
+
+
+def test_no_file_list_is_named_before_any_process_starts(tmp_path, monkeypatch):
+    monkeypatch.setattr(step_vs_timm, "data_paths", lambda config: (tmp_path / "none.txt", tmp_path))
+    with pytest.raises(SystemExit, match="no file list .*none.txt: make the preset's data first"):
+        step_vs_timm.main(["--out", str(tmp_path / "vs.csv")])
+    assert not (tmp_path / "vs.csv.d").exists()
