@@ -33,9 +33,13 @@
 #   loader:MODE   benchmarks/loader_overhead.py for one mode: H200_BLOCKS (50) paired blocks of
 #                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch, the
 #                 reference; the loader's defaults (fetch inline, DALI batches of 4 training
-#                 batches); the fetch thread with batches of one, the defaults before 2026-12-04c;
-#                 one batch beside 4 processes copying memory 10% of the time (about DALI's CPU
-#                 per step: does any such load slow the step as much as DALI?). 2026-12-04c's
+#                 batches, files read without mapping them); the same mapping each file (DALI's
+#                 default, and the loader's until docs/reference/h100/2026-12-05); one batch
+#                 beside 4 processes copying memory 10% of the time (about DALI's CPU per step:
+#                 does any such load slow the step as much as DALI?). H100 2026-12-05 ran
+#                 "synthetic dali dali:reader.dont_use_mmap=true" (dali then mapping the files);
+#                 h200 2026-12-05 the fetch thread with batches of one in place of the mapping
+#                 feed. 2026-12-04c's
 #                 default had DALI batches of 8 in place of the last. 2026-12-04's was: one batch with the training
 #                 threads pinned to 2 reserved cores, the defaults, the same pinning, and with it
 #                 DALI batches of 4; 2026-12-03h's: one batch, the defaults, 2 DALI threads, 2
@@ -213,7 +217,7 @@ for stage in "$@"; do
                 --out results/loader_overhead.csv >>"$out/h200.log" 2>&1 ;;
         loader:*)
             mode=${stage#loader:}
-            read -r -a feeds <<<"${H200_FEEDS:-synthetic dali dali:fetch=thread,batches_per_fetch=1 synthetic:burn=4,burn_duty=0.1,burn_kind=memory}"
+            read -r -a feeds <<<"${H200_FEEDS:-synthetic dali dali:reader.dont_use_mmap=false synthetic:burn=4,burn_duty=0.1,burn_kind=memory}"
             TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-bench TRITON_CACHE_DIR=/tmp/triton-cache-bench \
                 timeout "$(left)" python3 benchmarks/loader_overhead.py --configfile "${configs[@]}" \
                 --modes "$mode" --steps "${H200_STEPS:-40}" --blocks "${H200_BLOCKS:-50}" --warmup 15 \

@@ -45,10 +45,12 @@ def test_overlays_change_only_the_loader_and_the_run():
     # a DALI batch, where the defaults now fetch inline in DALI batches of 4): the overlay keeps them fixed
     tuned = yaml.safe_load((REPO / TUNED).read_text())
     defaults = yaml.safe_load((REPO / "config.yaml").read_text())
-    fetch = {"fetch": "thread", "batches_per_fetch": 1}
+    # and DALI mapping each file, where the defaults now read them (2026-12-05)
+    fetch = {"fetch": "thread", "batches_per_fetch": 1, "reader_options": {"dont_use_mmap": False}}
     for kept in (tuned, loader):
         assert {key: kept["loader"][key] for key in fetch} == fetch
-    assert {key: defaults["loader"][key] for key in fetch} == {"fetch": "inline", "batches_per_fetch": 4}
+    assert {key: defaults["loader"][key] for key in fetch} == {
+        "fetch": "inline", "batches_per_fetch": 4, "reader_options": {"dont_use_mmap": True}}
     for section in ("train", "loader"):
         assert {k: v for k, v in tuned[section].items() if k not in fetch} == {
             key: defaults[section][key] for key in tuned[section] if key not in fetch}
