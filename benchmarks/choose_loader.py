@@ -6,7 +6,7 @@ configuration's loader is kept only if it beat the configuration's own (`dali`, 
 clearly more of their rounds than chance gives (one-sided sign test, 5%); else the configuration's
 loader is kept: on a noisy host the highest of several medians is often luck. It writes the
 chosen feed's settings as the config keys the training jobs read: the feed's loader settings (`loader.*`, `decoder.NAME` ->
-`loader.decoder_options.NAME`, `stream` -> `train.cuda_stream`) and its process's CUDA settings
+`loader.decoder_options.NAME`, `reader.NAME` -> `loader.reader_options.NAME`, `stream` -> `train.cuda_stream`) and its process's CUDA settings
 (`train.cuda_max_connections`, `train.cuda_sync`). Settings a feed leaves alone stay the config's.
 
     python benchmarks/choose_loader.py results/loader_default.csv --mode default \\

@@ -122,3 +122,19 @@ def test_a_variant_must_beat_the_configurations_loader_round_by_round(tmp_path, 
     choose.main([old, "--mode", "default", "--run", "r", "--out", str(out)])
     assert yaml.safe_load(out.read_text())["loader"] == {"reserve_cores": 2}
     assert "no per-round ratios" in out.read_text()
+
+
+def test_a_reader_argument_goes_over_the_configurations_reader_options(tmp_path):
+    """`reader.NAME` feeds become loader.reader_options.NAME, merged over config.yaml's (which reads
+    the files, dont_use_mmap true): a chosen mapping feed turns it off, nothing else changes."""
+    base = [0.90 + 0.002 * (i % 25) for i in range(50)]
+    better = [b + (0.01 if i < 40 else -0.004) for i, b in enumerate(base)]
+    csv = write(tmp_path / "a.csv", [paired_ratio("dali", 0.927, base),
+                                     paired_ratio("dali:reader.dont_use_mmap=false", 0.939, better)], "32", "blocking")
+    out = tmp_path / "chosen.yaml"
+    choose.main([csv, "--mode", "default", "--run", "r", "--out", str(out)])
+    assert yaml.safe_load(out.read_text())["loader"] == {"reader_options": {"dont_use_mmap": False}}
+    assert bench.load_config([])["loader"]["reader_options"] == {"dont_use_mmap": True}
+    config = merged_config(out)
+    assert config["loader"]["reader_options"] == {"dont_use_mmap": False}
+    assert config["loader"]["decoder_options"] == {"preallocate_width_hint": 512, "preallocate_height_hint": 512}
