@@ -1,24 +1,14 @@
 """benchmarks/paired_feeds.py: two DALI feeds of loader-benchmark CSVs, round by round, per file and pooled."""
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-paired = load("paired_feeds")
-bench = load("loader_overhead")
+import loader_overhead as bench  # noqa: E402
+import paired_feeds as paired  # noqa: E402
 
 
 def csv_of(path, mode, rounds):
