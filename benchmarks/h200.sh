@@ -37,7 +37,8 @@
 #                 default, and the loader's until docs/reference/h100/2026-12-05); one batch
 #                 beside 4 processes copying memory 10% of the time (about DALI's CPU per step:
 #                 does any such load slow the step as much as DALI?). H100 2026-12-05 ran
-#                 "synthetic dali dali:reader.dont_use_mmap=true" (dali then mapping the files);
+#                 "synthetic dali dali:reader.dont_use_mmap=true" (dali then mapping the files),
+#                 H100 2026-12-05b "synthetic dali dali:reader.dont_use_mmap=false" (reading);
 #                 h200 2026-12-05 the fetch thread with batches of one in place of the mapping
 #                 feed. 2026-12-04c's
 #                 default had DALI batches of 8 in place of the last. 2026-12-04's was: one batch with the training
