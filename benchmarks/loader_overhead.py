@@ -101,9 +101,8 @@ def run_steps(step, batches, steps: int, device=None, stream: str = "default") -
     return time.thread_time() - cpu, fetch, process_cpu_s() - everything
 
 
-def endless(loader):
-    while True:
-        yield from loader
+# a loader epoch after epoch; one that gives no batch is an error, not an endless loop
+endless = train.endless
 
 
 class RotatingBatches:

@@ -17,17 +17,25 @@ Arms (any of them, in the order given; the first is the reference):
                  loaded), with the config's process settings, as the training job runs
   ours+cuda-defaults  our step with CUDA's defaults (8 connections, auto sync) on the default stream
 
+With --one-process ours|cuda-defaults there are two arms in one process instead: timm's own
+benchmark step (its TrainBenchmarkRunner, made by its benchmark()) and ours, in blocks of --steps
+steps alternating round by round (--rounds, e.g. 30), so that paired rounds, not processes minutes
+apart, are compared; the summary adds the two-sided sign test of "ours ahead".
+
 Every arm compiles with torch.compile's mode --mode (`none`: eager) and shares the inductor cache of
 the environment, so only the first round pays a cold compile; compile time is never timed (both
 scripts warm up first). Each arm's own output is kept beside the CSV (<out>.d/).
 
     python benchmarks/step_vs_timm.py --configfile configs/synthetic-food101.yaml --mode default \
         --rounds 4 --arms timm timm+ours ours ours+cuda-defaults --out results/step_vs_timm-default.csv
+    python benchmarks/step_vs_timm.py --configfile configs/synthetic-food101.yaml --mode none \
+        --one-process ours --rounds 30 --out results/vs_timm_1p_none.csv
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import math
 import os
 import statistics
 import subprocess
@@ -39,6 +47,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
+from choose_loader import sign_test  # noqa: E402
 from loader_overhead import data_paths, load_config  # noqa: E402
 from train import count_classes  # noqa: E402
 
@@ -53,16 +62,8 @@ def arm_command(arm: str, config: dict, mode: str, *, steps: int, blocks: int, w
     if arm.startswith("timm"):
         command = [sys.executable, str(REPO / "benchmarks" / "timm_bench.py"),
                    *(["--script", str(script)] if script else []),
-                   "--bench", "train", "--model", t["model"], "-b", str(t["batch_size"]),
-                   "--img-size", str(t["image_size"]), "--num-classes", str(classes), "--device", t["device"],
-                   "--no-retry", "--num-warm-iter", str(warmup), "--num-bench-iter", str(steps * blocks),
+                   *timm_options(config, mode, steps=steps * blocks, warmup=warmup, classes=classes),
                    "--results-file", str(out)]
-        if t["precision"] in AMP_DTYPES:
-            command += ["--amp", "--amp-dtype", AMP_DTYPES[t["precision"]]]
-        if t["channels_last"]:
-            command.append("--channels-last")
-        if mode != "none":
-            command += ["--torchcompile", "inductor", "--torchcompile-mode", mode]
         if arm == "timm+ours":
             if t.get("cuda_max_connections") is not None:
                 command += ["--cuda-max-connections", str(t["cuda_max_connections"])]
@@ -78,11 +79,104 @@ def arm_command(arm: str, config: dict, mode: str, *, steps: int, blocks: int, w
     return command + ["synthetic"]
 
 
+def timm_options(config: dict, mode: str, *, steps: int, warmup: int, classes: int) -> list[str]:
+    """timm's benchmark.py options for the config's model, batch, image size, precision, memory
+    format and device, under torch.compile mode `mode` (none: eager)."""
+    t = config["train"]
+    options = ["--bench", "train", "--model", t["model"], "-b", str(t["batch_size"]),
+               "--img-size", str(t["image_size"]), "--num-classes", str(classes), "--device", t["device"],
+               "--no-retry", "--num-warm-iter", str(warmup), "--num-bench-iter", str(steps)]
+    if t["precision"] in AMP_DTYPES:
+        options += ["--amp", "--amp-dtype", AMP_DTYPES[t["precision"]]]
+    if t["channels_last"]:
+        options.append("--channels-last")
+    if mode != "none":
+        options += ["--torchcompile", "inductor", "--torchcompile-mode", mode]
+    return options
+
+
 def arm_rate(arm: str, out: Path) -> float:
     rows = list(csv.DictReader(out.open()))
     if arm.startswith("timm"):
         return float(rows[0]["train_samples_per_sec"])
     return float(next(row["images_per_s"] for row in rows if row["feed"].startswith("synthetic")))
+
+
+def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int, classes: int, images: int,
+                script: Path | None, settings: str = "ours", time_limit: float | None = None) -> list[dict]:
+    """timm's benchmark step and ours in this one process, in blocks of `steps` steps that alternate
+    round by round (timm first in odd rounds, ours first in even ones), so that the host's drift,
+    which moved one process's rate by a quarter within minutes, hits both alike: rows per round and
+    arm, as the process arms give.
+
+    timm's step is its own TrainBenchmarkRunner (its model, fixed batch, optimizer, loss, a host sync
+    after every step), made by its benchmark() from the options timm_options gives and timed by
+    calling its run() with `steps` timed steps and no warm-up; ours is the training job's step on one
+    fixed batch (benchmarks/loader_overhead.py's synthetic feed). Both run under the process
+    settings `settings` names: ours (the config's train.cuda_max_connections and train.cuda_sync;
+    our step on the config's train.cuda_stream, timm's on the default stream, as timm runs it) or
+    cuda-defaults (neither set; both steps on the default stream)."""
+    import torch
+
+    import loader_overhead
+    import timm_bench
+    import train
+
+    began, t = time.monotonic(), config["train"]  # --time-limit counts the compiles too
+    device = train.check_device(t["device"])
+    if settings == "ours":  # before anything starts CUDA: the driver reads both when the context is made
+        train.cuda_max_connections(t.get("cuda_max_connections"))
+        train.cuda_sync(t.get("cuda_sync"), device)
+    stream = t.get("cuda_stream", "side") if settings == "ours" else "default"
+    module = timm_bench.load_script(script or timm_bench.DEFAULT_SCRIPT)
+    if timm_bench.added_options(module):
+        timm_bench.add_options(module)
+    made = []
+
+    def keep(model_name, bench_fn, initial_batch_size, bench_kwargs):  # benchmark()'s _try_run, not running
+        made.append(bench_fn(model_name=model_name, batch_size=initial_batch_size, **bench_kwargs))
+        return {}
+
+    module._try_run = keep
+    module.benchmark(module.parser.parse_args(timm_options(config, mode, steps=1, warmup=warmup, classes=classes)))
+    runner = made[0]
+
+    def timm_block(count: int, warm: int = 0) -> None:
+        # its progress line once a block (log_freq is its steps // 5 when made: 0 for one step)
+        runner.num_warm_iter, runner.num_bench_iter, runner.log_freq = warm, count, count
+        runner.run()
+
+    torch.manual_seed(t["seed"])
+    train.use_cudnn_autotuner(device)
+    model = train.build_model(t["model"], classes, device, t["channels_last"])
+    optimizer = train.build_optimizer(model, t["optimizer"], device)
+    kwargs = train.compile_kwargs({"mode": mode})
+    if kwargs is not None:
+        model = torch.compile(model, **kwargs)
+    step = train.make_train_step(model, optimizer, t["precision"], device)
+    batches = loader_overhead.endless(loader_overhead.make_feed("synthetic", config, None, None, device,
+                                                                classes, images))
+    blocks = {"timm": lambda: timm_block(steps),
+              "ours": lambda: loader_overhead.run_steps(step, batches, steps, device, stream)}
+    warm = {"timm": loader_overhead.timed(device, lambda: timm_block(1, warm=warmup)),
+            "ours": loader_overhead.timed(device, lambda: loader_overhead.run_steps(step, batches, warmup, device,
+                                                                                    stream))}
+    print(f"one process, {settings} settings (our step's stream {stream}); warm-up incl. compile: "
+          + ", ".join(f"{arm} {seconds:.0f} s" for arm, seconds in warm.items()), flush=True)
+    rows = []
+    for round_ in range(1, rounds + 1):
+        if round_ > 1 and time_limit is not None and time.monotonic() - began > time_limit:
+            print(f"stopped after {round_ - 1} of {rounds} rounds (--time-limit)", flush=True)
+            break
+        order = ("timm", "ours") if round_ % 2 else ("ours", "timm")
+        for arm in order:
+            seconds = loader_overhead.timed(device, blocks[arm])
+            rows.append({"round": round_, "arm": arm, "mode": mode,
+                         "images_per_s": round(steps * t["batch_size"] / seconds, 1), "first": order[0],
+                         "process": f"one ({settings} settings)"})
+        print(f"round {round_} " + ", ".join(f"{row['arm']} {row['images_per_s']:.1f}" for row in rows[-2:])
+              + " images/s", flush=True)
+    return rows
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
@@ -99,6 +193,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--process-timeout", type=float, default=600, help="seconds one arm's process may take")
     parser.add_argument("--time-limit", type=float, metavar="SECONDS",
                         help="start no round after this many seconds (the first always runs)")
+    parser.add_argument("--one-process", choices=("ours", "cuda-defaults"), metavar="SETTINGS",
+                        help="timm's step and ours in this one process instead of arms in processes of their "
+                             "own, block by block, --rounds rounds of --steps steps each, under the process "
+                             "settings named: ours (the config's) or cuda-defaults (--arms and --blocks unused)")
     parser.add_argument("--out", type=Path, default=Path("results/step_vs_timm.csv"))
     args = parser.parse_args(argv)
     if len(set(args.arms)) != len(args.arms):
@@ -109,7 +207,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
     filelist, _ = data_paths(config)
     if not filelist.is_file():
         sys.exit(f"step_vs_timm: no file list {filelist}: make the preset's data first")
-    classes = count_classes(filelist)[1]
+    images, classes = count_classes(filelist)
+    if args.one_process:
+        rows = one_process(config, args.mode, rounds=args.rounds, steps=args.steps, warmup=args.warmup,
+                           classes=classes, images=images, script=args.script, settings=args.one_process,
+                           time_limit=args.time_limit)
+        return report(rows, ["timm", "ours"], args.mode, args.out)
     logs = args.out.with_name(args.out.name + ".d")
     logs.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
@@ -140,14 +243,20 @@ def main(argv: list[str] | None = None) -> list[dict]:
                          "process_s": round(time.monotonic() - began, 1)})
             print(f"round {round_} {arm:<20} {rows[-1]['images_per_s']:8.1f} images/s "
                   f"(process {rows[-1]['process_s']:.0f} s)", flush=True)
-    summary = summarize(rows, args.arms, args.mode)
+    return report(rows, args.arms, args.mode, args.out)
+
+
+def report(rows: list[dict], arms: list[str], mode: str, out: Path) -> list[dict]:
+    """Print the per-arm summary and write the rows and summary to `out`."""
+    summary = summarize(rows, arms, mode)
     for row in summary:
         print(f"{row['arm']:<20} median {row['images_per_s']:8.1f} images/s over {row['rounds']} rounds"
-              + (f"; / {args.arms[0]} per round: median {row['ratio_to_first']:.3f} "
+              + (f"; / {arms[0]} per round: median {row['ratio_to_first']:.3f} "
                  f"({row['ratio_min']:.3f}-{row['ratio_max']:.3f}), ahead in {row['ahead']} of {row['rounds']}"
-                 if row["arm"] != args.arms[0] else ""), flush=True)
-    write_csv(args.out, rows + summary)
-    print(f"wrote {args.out}")
+                 f" (two-sided sign test p = {row['sign_test_p']:.3g})"
+                 if row["arm"] != arms[0] else ""), flush=True)
+    write_csv(out, rows + summary)
+    print(f"wrote {out}")
     return rows + summary
 
 
@@ -166,9 +275,17 @@ def summarize(rows: list[dict], arms: list[str], mode: str) -> list[dict]:
             ratios = [rates[arm] / rates[arms[0]] for rates in complete]
             row.update(ratio_to_first=round(statistics.median(ratios), 4), ratio_min=round(min(ratios), 4),
                        ratio_max=round(max(ratios), 4), ahead=sum(r > 1 for r in ratios),
+                       sign_test_p=round(two_sided_sign_test(ratios), 4),
                        paired=" ".join(f"{r:.4f}" for r in ratios))
         summary.append(row)
     return summary
+
+
+def two_sided_sign_test(ratios: list[float]) -> float:
+    """The chance, were neither arm faster, of rounds at least this lopsided either way (ties left out)."""
+    wins, rounds, at_least = sign_test(ratios, [1.0] * len(ratios))
+    at_most = sum(math.comb(rounds, k) for k in range(wins + 1)) / 2 ** rounds
+    return min(1.0, 2 * min(at_least, at_most))
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:

@@ -70,3 +70,32 @@ def test_no_file_list_is_named_before_any_process_starts(tmp_path, monkeypatch):
     with pytest.raises(SystemExit, match="no file list .*none.txt: make the preset's data first"):
         step_vs_timm.main(["--out", str(tmp_path / "vs.csv")])
     assert not (tmp_path / "vs.csv.d").exists()
+
+
+needs_timm = pytest.mark.skipif(
+    importlib.util.find_spec("timm") is None or not (REPO / ".gpu-extra" / "timm_benchmark.py").is_file(),
+    reason="needs timm installed and timm's benchmark.py at .gpu-extra/timm_benchmark.py",
+)
+
+
+@needs_timm
+def test_one_process_alternates_timms_step_and_ours_round_by_round(tmp_path, monkeypatch):
+    monkeypatch.setattr(step_vs_timm, "data_paths", lambda config: (tmp_path / "all.txt", tmp_path))
+    (tmp_path / "all.txt").write_text("".join(f"img{i}.jpg {i % 4}\n" for i in range(64)))
+    out = tmp_path / "vs.csv"
+    rows = step_vs_timm.main(["--configfile", str(REPO / "configs" / "smoke.yaml"), "--mode", "none",
+                              "--one-process", "ours", "--rounds", "3", "--steps", "2", "--warmup", "1",
+                              "--out", str(out)])
+    timed = [row for row in rows if row["round"] != "median"]
+    assert [(row["round"], row["arm"]) for row in timed] == [
+        (1, "timm"), (1, "ours"), (2, "ours"), (2, "timm"), (3, "timm"), (3, "ours")]
+    assert all(row["images_per_s"] > 0 and row["process"] == "one (ours settings)" for row in timed)
+    ours = next(row for row in rows if row["round"] == "median" and row["arm"] == "ours")
+    assert ours["rounds"] == 3 and len(ours["paired"].split()) == 3 and 0 <= ours["sign_test_p"] <= 1
+    assert out.is_file() and not (tmp_path / "vs.csv.d").exists()
+
+
+def test_the_sign_test_is_two_sided_and_leaves_ties_out():
+    assert step_vs_timm.two_sided_sign_test([1.1, 1.2, 1.3]) == 0.25  # 3 of 3 ahead: 2 x 1/8
+    assert step_vs_timm.two_sided_sign_test([0.9, 0.8, 0.7]) == 0.25
+    assert step_vs_timm.two_sided_sign_test([1.1, 0.9, 1.0]) == 1.0
