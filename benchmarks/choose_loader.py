@@ -66,6 +66,13 @@ def sign_test(best: list[float], base: list[float]) -> tuple[int, int, float]:
     return wins, rounds, sum(math.comb(rounds, k) for k in range(wins, rounds + 1)) / 2 ** rounds
 
 
+def two_sided(wins: int, rounds: int, one_sided: float) -> float:
+    """sign_test's one-sided chance made two-sided: `wins` of `rounds` or a split as lopsided the
+    other way, were neither better."""
+    at_most = 1 - one_sided + math.comb(rounds, wins) / 2**rounds  # chance of `wins` or fewer
+    return min(1.0, 2 * min(one_sided, at_most))
+
+
 def settled(usable: list[tuple[dict, dict]], level: float = 0.05) -> tuple[tuple[dict, dict], str]:
     """The choice among `usable` (best median first) and why: the best, unless the configuration's
     own loader (`dali`, same file and reference) did as well within chance, round by round."""

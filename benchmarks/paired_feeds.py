@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import math
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from choose_loader import candidates, sign_test  # noqa: E402
+from choose_loader import candidates, sign_test, two_sided  # noqa: E402
 
 
 def modes_in(path: str) -> list[str]:
@@ -33,10 +32,9 @@ def modes_in(path: str) -> list[str]:
 
 
 def line(label: str, ratios: list[float], wins: int, rounds: int, one_sided: float) -> str:
-    at_most = 1 - one_sided + math.comb(rounds, wins) / 2**rounds  # chance of `wins` or fewer
-    two_sided = min(1.0, 2 * min(one_sided, at_most))
     return (f"{label}: per round {statistics.median(ratios):.4f} median, {statistics.mean(ratios):.4f} mean; "
-            f"ahead in {wins} of {rounds} rounds (sign test p = {one_sided:.3f} one-sided, {two_sided:.3f} two-sided)")
+            f"ahead in {wins} of {rounds} rounds (sign test p = {one_sided:.3f} one-sided, "
+            f"{two_sided(wins, rounds, one_sided):.3f} two-sided)")
 
 
 def compare(paths: list[str], feed: str, against: str) -> list[str]:

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import math
 import os
 import statistics
 import subprocess
@@ -47,7 +46,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
-from choose_loader import sign_test  # noqa: E402
+from choose_loader import sign_test, two_sided  # noqa: E402
 from loader_overhead import data_paths, load_config  # noqa: E402
 from train import count_classes  # noqa: E402
 
@@ -283,9 +282,7 @@ def summarize(rows: list[dict], arms: list[str], mode: str) -> list[dict]:
 
 def two_sided_sign_test(ratios: list[float]) -> float:
     """The chance, were neither arm faster, of rounds at least this lopsided either way (ties left out)."""
-    wins, rounds, at_least = sign_test(ratios, [1.0] * len(ratios))
-    at_most = sum(math.comb(rounds, k) for k in range(wins + 1)) / 2 ** rounds
-    return min(1.0, 2 * min(at_least, at_most))
+    return two_sided(*sign_test(ratios, [1.0] * len(ratios)))
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:
