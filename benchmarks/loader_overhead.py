@@ -404,6 +404,19 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.-]+", "_", text).strip("_")
 
 
+def our_step(config: dict, mode: str, device: torch.device, classes: int):
+    """(model, step): the training job's model, compiled under `mode` (none: eager), and its step."""
+    t = config["train"]
+    torch.manual_seed(t["seed"])
+    train.use_cudnn_autotuner(device)  # as the training job does
+    model = train.build_model(t["model"], classes, device, t["channels_last"])
+    optimizer = train.build_optimizer(model, t["optimizer"], device)
+    kwargs = train.compile_kwargs({"mode": mode})
+    if kwargs is not None:
+        model = torch.compile(model, **kwargs)
+    return model, train.make_train_step(model, optimizer, t["precision"], device)
+
+
 def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str], steps: int, warmup: int,
                blocks: int, timm: bool, profile_dir: Path | None = None, profile_steps: int = 25,
                profile_feeds: list[str] | None = None, deadline: float | None = None) -> tuple[list[dict], list[dict]]:
@@ -412,15 +425,8 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
     `blocks` then, and each row says how many."""
     t, device = config["train"], torch.device(config["train"]["device"])
     images, classes = train.count_classes(filelist)
-    torch.manual_seed(t["seed"])
-    train.use_cudnn_autotuner(device)  # as the training job does
-    model = train.build_model(t["model"], classes, device, t["channels_last"])
-    optimizer = train.build_optimizer(model, t["optimizer"], device)
     torch._dynamo.reset()
-    kwargs = train.compile_kwargs({"mode": mode})
-    if kwargs is not None:
-        model = torch.compile(model, **kwargs)
-    step = train.make_train_step(model, optimizer, t["precision"], device)
+    model, step = our_step(config, mode, device, classes)
     sources = {feed: endless(make_feed(feed, config, filelist, images_dir, device, classes, images))
                for feed in feeds}
     # the CUDA stream each feed's steps run on: stream=side|default, else the config's train.cuda_stream

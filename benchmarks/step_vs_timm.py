@@ -115,8 +115,6 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
     settings `settings` names: ours (the config's train.cuda_max_connections and train.cuda_sync;
     our step on the config's train.cuda_stream, timm's on the default stream, as timm runs it) or
     cuda-defaults (neither set; both steps on the default stream)."""
-    import torch
-
     import loader_overhead
     import timm_bench
     import train
@@ -145,14 +143,7 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
         runner.num_warm_iter, runner.num_bench_iter, runner.log_freq = warm, count, count
         runner.run()
 
-    torch.manual_seed(t["seed"])
-    train.use_cudnn_autotuner(device)
-    model = train.build_model(t["model"], classes, device, t["channels_last"])
-    optimizer = train.build_optimizer(model, t["optimizer"], device)
-    kwargs = train.compile_kwargs({"mode": mode})
-    if kwargs is not None:
-        model = torch.compile(model, **kwargs)
-    step = train.make_train_step(model, optimizer, t["precision"], device)
+    _, step = loader_overhead.our_step(config, mode, device, classes)
     batches = loader_overhead.endless(loader_overhead.make_feed("synthetic", config, None, None, device,
                                                                 classes, images))
     blocks = {"timm": lambda: timm_block(steps),
