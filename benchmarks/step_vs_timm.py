@@ -30,6 +30,8 @@ scripts warm up first). Each arm's own output is kept beside the CSV (<out>.d/).
         --rounds 4 --arms timm timm+ours ours ours+cuda-defaults --out results/step_vs_timm-default.csv
     python benchmarks/step_vs_timm.py --configfile configs/synthetic-food101.yaml --mode none \
         --one-process ours --rounds 30 --out results/vs_timm_1p_none.csv
+
+--one-process with --classes 101 needs no data at all (neither the preset's images nor DALI).
 """
 from __future__ import annotations
 
@@ -151,7 +153,12 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
     warm = {"timm": loader_overhead.timed(device, lambda: timm_block(1, warm=warmup)),
             "ours": loader_overhead.timed(device, lambda: loader_overhead.run_steps(step, batches, warmup, device,
                                                                                     stream))}
-    print(f"one process, {settings} settings (our step's stream {stream}); warm-up incl. compile: "
+    import timm
+    import torch
+
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
+    print(f"{name}, torch {torch.__version__}, timm {timm.__version__}, {classes} classes; "
+          f"one process, {settings} settings (our step's stream {stream}); warm-up incl. compile: "
           + ", ".join(f"{arm} {seconds:.0f} s" for arm, seconds in warm.items()), flush=True)
     rows = []
     for round_ in range(1, rounds + 1):
@@ -187,17 +194,29 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="timm's step and ours in this one process instead of arms in processes of their "
                              "own, block by block, --rounds rounds of --steps steps each, under the process "
                              "settings named: ours (the config's) or cuda-defaults (--arms and --blocks unused)")
+    parser.add_argument("--classes", type=int, metavar="N",
+                        help="with --one-process: the model's classes, in place of counting the preset's file "
+                             "list, so that no data need be made (both steps train on one batch made on the "
+                             "device; the preset's dataset is never read)")
     parser.add_argument("--out", type=Path, default=Path("results/step_vs_timm.csv"))
     args = parser.parse_args(argv)
     if len(set(args.arms)) != len(args.arms):
         sys.exit(f"step_vs_timm: an arm is named twice in {' '.join(args.arms)}")
     if args.rounds < 1 or args.steps < 1 or args.blocks < 1 or args.warmup < 1:
         sys.exit("step_vs_timm: --rounds, --steps, --blocks and --warmup must be at least 1")
+    if args.classes is not None and not args.one_process:
+        sys.exit("step_vs_timm: --classes needs --one-process (the arms' processes read the preset's file list)")
+    if args.classes is not None and args.classes < 2:
+        sys.exit(f"step_vs_timm: --classes {args.classes}: a classifier needs at least 2 classes")
     config = load_config(args.configfile)
-    filelist, _ = data_paths(config)
-    if not filelist.is_file():
-        sys.exit(f"step_vs_timm: no file list {filelist}: make the preset's data first")
-    images, classes = count_classes(filelist)
+    if args.classes is not None:  # the one batch is yielded 1,000 steps a pass (images only sets that)
+        images, classes = 1000 * config["train"]["batch_size"], args.classes
+    else:
+        filelist, _ = data_paths(config)
+        if not filelist.is_file():
+            sys.exit(f"step_vs_timm: no file list {filelist}: make the preset's data first (or, with "
+                     "--one-process, name the model's --classes)")
+        images, classes = count_classes(filelist)
     if args.one_process:
         rows = one_process(config, args.mode, rounds=args.rounds, steps=args.steps, warmup=args.warmup,
                            classes=classes, images=images, script=args.script, settings=args.one_process,

@@ -95,6 +95,25 @@ def test_one_process_alternates_timms_step_and_ours_round_by_round(tmp_path, mon
     assert out.is_file() and not (tmp_path / "vs.csv.d").exists()
 
 
+@needs_timm
+def test_one_process_with_classes_needs_no_data(tmp_path, monkeypatch):
+    monkeypatch.setattr(step_vs_timm, "data_paths", lambda config: (tmp_path / "none.txt", tmp_path))
+    out = tmp_path / "vs.csv"
+    rows = step_vs_timm.main(["--configfile", str(REPO / "configs" / "smoke.yaml"), "--mode", "none",
+                              "--one-process", "ours", "--rounds", "1", "--steps", "2", "--warmup", "1",
+                              "--classes", "7", "--out", str(out)])
+    assert {row["arm"] for row in rows if row["round"] == 1} == {"timm", "ours"}
+    assert out.is_file() and not (tmp_path / "none.txt").exists()
+
+
+def test_classes_is_refused_without_one_process_and_below_two(tmp_path):
+    with pytest.raises(SystemExit, match="--classes needs --one-process"):
+        step_vs_timm.main(["--classes", "101", "--out", str(tmp_path / "vs.csv")])
+    with pytest.raises(SystemExit, match="--classes 1: a classifier needs at least 2 classes"):
+        step_vs_timm.main(["--one-process", "ours", "--classes", "1", "--out", str(tmp_path / "vs.csv")])
+    assert not (tmp_path / "vs.csv").exists()
+
+
 def test_the_sign_test_is_two_sided_and_leaves_ties_out():
     assert step_vs_timm.two_sided_sign_test([1.1, 1.2, 1.3]) == 0.25  # 3 of 3 ahead: 2 x 1/8
     assert step_vs_timm.two_sided_sign_test([0.9, 0.8, 0.7]) == 0.25
