@@ -33,7 +33,9 @@
 #                 benchmarks/step_vs_timm.py --one-process: timm's benchmark step and ours in ONE
 #                 process, blocks of H200_VS_TIMM_STEPS (50) steps alternating for
 #                 H200_VS_TIMM_1P_ROUNDS (30) rounds, the host's drift hitting both alike, under our
-#                 process settings -> results/vs_timm_1p_MODE.csv (needs .gpu-extra as timm:MODE)
+#                 process settings -> results/vs_timm_1p_MODE.csv (needs .gpu-extra as timm:MODE;
+#                 neither the bundle nor the data: without the data, the model has H200_CLASSES (101)
+#                 classes, and a call naming only timm: and vs-timm-1p: stages needs no bundle)
 #   train:MODE    one mode's training job (Snakemake; each job compiles into a cold cache)
 #   loader:MODE   benchmarks/loader_overhead.py for one mode: H200_BLOCKS (50) paired blocks of
 #                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch, the
@@ -157,7 +159,11 @@ for mode in none default reduce-overhead max-autotune; do
     done_file[choose:$mode]=configs/synthetic-food101-chosen.yaml
 done
 
-if ! python3 -c 'import nvidia.dali, snakemake' 2>/dev/null; then
+# the bundle (DALI, Snakemake) is needed unless every stage is timm's or the one-process comparison
+# with it, which need neither (vs-timm-1p then names the preset's classes in place of its file list)
+bundle_needed=
+for stage in "$@"; do [[ $stage =~ ^(timm|vs-timm-1p): ]] || bundle_needed=1; done
+if [ -n "$bundle_needed" ] && ! python3 -c 'import nvidia.dali, snakemake' 2>/dev/null; then
     [ -d /tmp/parts ] && bash .gpu-bundle/unbundle.sh /tmp/parts >>"$out/h200.log" 2>&1 || { log "bundle missing"; exit 1; }
 fi
 # resources/<dataset> as the pipeline names it from the presets (relative: the packed results keep it)
@@ -180,11 +186,15 @@ wait_detached() {
     return 0
 }
 # a call killed at its time limit leaves Snakemake's lock behind (unless a detached job holds it)
-detached_running || "${sm[@]}" --unlock >>"$out/h200.log" 2>&1
+[ -z "$bundle_needed" ] || detached_running || "${sm[@]}" --unlock >>"$out/h200.log" 2>&1
 
-install_timm() {
-    python3 -c 'import timm' 2>/dev/null && return 0
-    python3 -m pip install --no-deps --no-index .gpu-extra/timm-*.whl >>"$out/h200.log" 2>&1 || { log "no timm wheel in .gpu-extra"; return 1; }
+install_timm() {  # the wheel's timm, over whatever other version the host's image has
+    local wheel version
+    wheel=$(ls .gpu-extra/timm-*.whl 2>/dev/null | head -n 1)
+    [ -n "$wheel" ] || { log "no timm wheel in .gpu-extra"; return 1; }
+    version=$(basename "$wheel" | cut -d- -f2)
+    python3 -c 'import sys, timm; sys.exit(timm.__version__ != sys.argv[1])' "$version" 2>/dev/null && return 0
+    python3 -m pip install --no-deps --no-index "$wheel" >>"$out/h200.log" 2>&1 || { log "cannot install $wheel"; return 1; }
 }
 
 timm_bench() {  # MODE: timm's benchmark.py on one fixed batch (its --bench train)
@@ -256,10 +266,12 @@ for stage in "$@"; do
             (exit $status) ;;
         vs-timm-1p:*)
             install_timm || continue
+            classes=()  # no data made: the model's classes (H200_CLASSES, default Food-101's 101)
+            [ -e "${done_file[data]}" ] || classes=(--classes "${H200_CLASSES:-101}")
             TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-vs TRITON_CACHE_DIR=/tmp/triton-cache-vs \
                 timeout "$(left)" python3 benchmarks/step_vs_timm.py --configfile "${configs[@]}" \
                 --mode "${stage#vs-timm-1p:}" --one-process ours --rounds "${H200_VS_TIMM_1P_ROUNDS:-30}" \
-                --steps "${H200_VS_TIMM_STEPS:-50}" --time-limit $(( $(left) - 30 )) \
+                --steps "${H200_VS_TIMM_STEPS:-50}" --time-limit $(( $(left) - 30 )) "${classes[@]}" \
                 --out "$file" 2>&1 | grep -v "^INFO\|Running train\|Train \[" | tee -a "$out/h200.log"
             status=${PIPESTATUS[0]}
             cp "$file" "$out/" 2>/dev/null

@@ -104,3 +104,25 @@ def test_a_tagged_loader_stage_and_our_step_against_itself_under_other_process_s
         ("median", "ours"), ("median", "ours+cuda-defaults")]
     assert all(float(row["images_per_s"]) > 0 for row in rows) and rows[-1]["rounds"] == "2"
     assert (out / "vs_timm_none.csv").is_file() and (out / "loader_none-again.csv").is_file()
+
+
+@pytest.mark.skipif(not (REPO / ".gpu-extra" / "timm_benchmark.py").is_file()
+                    or not list((REPO / ".gpu-extra").glob("timm-*.whl")),
+                    reason="needs timm's benchmark.py and wheel in .gpu-extra (README, Comparing with timm)")
+def test_the_one_process_comparison_with_timm_needs_neither_bundle_nor_data(tmp_path):
+    pytest.importorskip("timm")  # the wheel's version installed here, so the driver installs nothing
+    workdir = copy_workflow(tmp_path)
+    shutil.copytree(REPO / "benchmarks", workdir / "benchmarks", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / ".gpu-extra", workdir / ".gpu-extra")
+    hide = tmp_path / "hidden"  # no bundle: Snakemake cannot be imported, and there are no parts to unpack
+    hide.mkdir()
+    (hide / "snakemake.py").write_text("raise ImportError('not on this host')\n")
+    out = workdir / "out"
+    done = h200(workdir, out, 300, "vs-timm-1p:none", PYTHONPATH=str(hide), H200_VS_TIMM_1P_ROUNDS="2",
+                H200_VS_TIMM_STEPS="2", H200_CLASSES="5")
+    log = (out / "h200.log").read_text()
+    assert done.returncode == 0 and "vs-timm-1p:none: exit 0" in log, done.stdout + done.stderr + log
+    assert "bundle missing" not in log and "5 classes" in log
+    rows = read_csv(out / "vs_timm_1p_none.csv")
+    assert [row["arm"] for row in rows if row["round"] == "median"] == ["timm", "ours"]
+    assert not (workdir / DATA).exists()
