@@ -176,6 +176,9 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
     return rows
 
 
+CUDA_GRAPH_MODES = ("reduce-overhead", "max-autotune")  # torch.compile's modes that use CUDA graphs
+
+
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--configfile", nargs="*", default=[], help="presets merged over config.yaml")
@@ -204,6 +207,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
         sys.exit(f"step_vs_timm: an arm is named twice in {' '.join(args.arms)}")
     if args.rounds < 1 or args.steps < 1 or args.blocks < 1 or args.warmup < 1:
         sys.exit("step_vs_timm: --rounds, --steps, --blocks and --warmup must be at least 1")
+    if args.one_process and args.mode in CUDA_GRAPH_MODES:
+        sys.exit(f"step_vs_timm: --one-process under {args.mode} is refused: two CUDA-graph-compiled models in "
+                 "one process never finished a round (an H100, 2026-12-06: both warmed up in ~30 s, then no "
+                 "round in 5.5 minutes; README, What remains); compare in processes of their own (--arms)")
     if args.classes is not None and not args.one_process:
         sys.exit("step_vs_timm: --classes needs --one-process (the arms' processes read the preset's file list)")
     if args.classes is not None and args.classes < 2:
@@ -284,7 +291,7 @@ def summarize(rows: list[dict], arms: list[str], mode: str) -> list[dict]:
             ratios = [rates[arm] / rates[arms[0]] for rates in complete]
             row.update(ratio_to_first=round(statistics.median(ratios), 4), ratio_min=round(min(ratios), 4),
                        ratio_max=round(max(ratios), 4), ahead=sum(r > 1 for r in ratios),
-                       sign_test_p=round(two_sided_sign_test(ratios), 4),
+                       sign_test_p=float(f"{two_sided_sign_test(ratios):.3g}"),
                        paired=" ".join(f"{r:.4f}" for r in ratios))
         summary.append(row)
     return summary

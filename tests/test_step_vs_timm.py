@@ -118,3 +118,11 @@ def test_the_sign_test_is_two_sided_and_leaves_ties_out():
     assert step_vs_timm.two_sided_sign_test([1.1, 1.2, 1.3]) == 0.25  # 3 of 3 ahead: 2 x 1/8
     assert step_vs_timm.two_sided_sign_test([0.9, 0.8, 0.7]) == 0.25
     assert step_vs_timm.two_sided_sign_test([1.1, 0.9, 1.0]) == 1.0
+
+
+def test_one_process_under_cuda_graphs_is_refused_before_anything_starts(tmp_path):
+    for mode in ("reduce-overhead", "max-autotune"):
+        with pytest.raises(SystemExit, match=f"--one-process under {mode} is refused: .*processes of their own"):
+            step_vs_timm.main(["--mode", mode, "--one-process", "ours", "--classes", "101",
+                               "--out", str(tmp_path / "vs.csv")])
+    assert not (tmp_path / "vs.csv").exists()
