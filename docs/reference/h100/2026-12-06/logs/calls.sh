@@ -1,4 +1,4 @@
-# The device call of 2026-12-06 that measured something, as run, on the code of commit 77faabc
+# The device call of 2026-12-06 that measured something, as run, on the code of commit 0c938f0
 # (step_vs_timm --one-process --classes; h200.sh running timm: and vs-timm-1p: stages without the
 # bundle or the data). It named kind nvidia-h200 without needs_h200 and ran on an NVIDIA H100 80GB
 # HBM3 host (16 CPU cores, driver 580.159.04, kernel 6.18.44-fc-v1272-gpu, torch 2.11.0+cu130,
