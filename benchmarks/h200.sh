@@ -29,14 +29,13 @@
 #                 processes in turn for H200_VS_TIMM_ROUNDS (4) rounds of 4 blocks of
 #                 H200_VS_TIMM_STEPS (50) steps -> results/vs_timm_MODE.csv (arms: H200_VS_TIMM_ARMS,
 #                 default "timm timm+ours ours ours+cuda-defaults"; timm's need .gpu-extra as timm:MODE)
-#   vs-timm-1p:MODE  (MODE none or default: under reduce-overhead one process never finished a
-#                 round on an H100, 2026-12-06, so the CUDA-graph modes are refused)
-#                 benchmarks/step_vs_timm.py --one-process: timm's benchmark step and ours in ONE
+#   vs-timm-1p:MODE  benchmarks/step_vs_timm.py --one-process: timm's benchmark step and ours in ONE
 #                 process, blocks of H200_VS_TIMM_STEPS (50) steps alternating for
 #                 H200_VS_TIMM_1P_ROUNDS (30) rounds, the host's drift hitting both alike, under our
 #                 process settings -> results/vs_timm_1p_MODE.csv (needs .gpu-extra as timm:MODE;
 #                 neither the bundle nor the data: without the data, the model has H200_CLASSES (101)
-#                 classes, and a call naming only timm: and vs-timm-1p: stages needs no bundle)
+#                 classes, and a call naming only timm: and vs-timm-1p: stages needs no bundle); under
+#                 the CUDA-graph modes with --mark-timm-steps (step_vs_timm.py's docstring says why)
 #   train:MODE    one mode's training job (Snakemake; each job compiles into a cold cache)
 #   loader:MODE   benchmarks/loader_overhead.py for one mode: H200_BLOCKS (50) paired blocks of
 #                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch, the
@@ -105,11 +104,9 @@ shift
 modes="none|default|reduce-overhead|max-autotune"
 for stage in "$@"; do
     if ! [[ $stage =~ ^(data|diagnose|dali-stages|summary|wait)$ ||
-        $stage =~ ^(train|detach:train|loader|choose|timm|vs-timm):($modes)$ ||
-        $stage =~ ^vs-timm-1p:(none|default)$ ]]; then
+        $stage =~ ^(train|detach:train|loader|choose|timm|vs-timm|vs-timm-1p):($modes)$ ]]; then
         echo "unknown stage $stage: use data, diagnose, dali-stages, summary, wait, or train:, detach:train:," \
-            "loader:, choose:, timm:, vs-timm: with a mode (${modes//|/, }), or vs-timm-1p:none," \
-            "vs-timm-1p:default (one process under CUDA graphs never finished a round)" >&2
+            "loader:, choose:, timm:, vs-timm:, vs-timm-1p: with a mode (${modes//|/, })" >&2
         exit 2
     fi
 done
@@ -145,7 +142,8 @@ declare -A need=([data]=150 [diagnose]=200 [summary]=60 [dali-stages]=90 [loader
     [train:none]=220 [train:reduce-overhead]=175 [train:default]=270 [train:max-autotune]=590
     [detach:train:max-autotune]=0 [detach:train:default]=0 [detach:train:none]=0
     [detach:train:reduce-overhead]=0 [vs-timm:none]=200 [vs-timm:default]=300 [vs-timm:reduce-overhead]=400
-    [vs-timm:max-autotune]=600 [vs-timm-1p:none]=120 [vs-timm-1p:default]=200)
+    [vs-timm:max-autotune]=600 [vs-timm-1p:none]=120 [vs-timm-1p:default]=200
+    [vs-timm-1p:reduce-overhead]=200 [vs-timm-1p:max-autotune]=900)
 # H200_TAG: appended to the outputs of loader: and dali-stages stages (results/loader_MODE-TAG.csv),
 # to repeat one under other conditions, e.g. H200_TAG=malloc MALLOC_TRIM_THRESHOLD_=... bash ...
 tag=${H200_TAG:+-$H200_TAG}
@@ -270,6 +268,7 @@ for stage in "$@"; do
             install_timm || continue
             classes=()  # no data made: the model's classes (H200_CLASSES, default Food-101's 101)
             [ -e "${done_file[data]}" ] || classes=(--classes "${H200_CLASSES:-101}")
+            [[ $stage =~ :(reduce-overhead|max-autotune)$ ]] && classes+=(--mark-timm-steps)
             TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-vs TRITON_CACHE_DIR=/tmp/triton-cache-vs \
                 timeout "$(left)" python3 benchmarks/step_vs_timm.py --configfile "${configs[@]}" \
                 --mode "${stage#vs-timm-1p:}" --one-process ours --rounds "${H200_VS_TIMM_1P_ROUNDS:-30}" \

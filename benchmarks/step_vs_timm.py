@@ -32,12 +32,20 @@ scripts warm up first). Each arm's own output is kept beside the CSV (<out>.d/).
         --one-process ours --rounds 30 --out results/vs_timm_1p_none.csv
 
 --one-process with --classes 101 needs no data at all (neither the preset's images nor DALI).
+
+Under the CUDA-graph modes one process needs --mark-timm-steps: our step marks each step's start
+(torch.compiler.cudagraph_mark_step_begin), and once anything in a process has, torch's CUDA-graph
+trees take a new iteration to begin only at a mark, so timm's unmarked steps never begin one and its
+graphs are recorded again and again (an H100, 2026-12-06: no round in 5.5 minutes). The option marks
+the start of each of timm's steps too. `kill -USR1 <pid>` prints every thread's stack (a stuck run).
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import faulthandler
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -104,7 +112,8 @@ def arm_rate(arm: str, out: Path) -> float:
 
 
 def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int, classes: int, images: int,
-                script: Path | None, settings: str = "ours", time_limit: float | None = None) -> list[dict]:
+                script: Path | None, settings: str = "ours", time_limit: float | None = None,
+                mark_timm_steps: bool = False) -> list[dict]:
     """timm's benchmark step and ours in this one process, in blocks of `steps` steps that alternate
     round by round (timm first in odd rounds, ours first in even ones), so that the host's drift,
     which moved one process's rate by a quarter within minutes, hits both alike: rows per round and
@@ -116,7 +125,9 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
     fixed batch (benchmarks/loader_overhead.py's synthetic feed). Both run under the process
     settings `settings` names: ours (the config's train.cuda_max_connections and train.cuda_sync;
     our step on the config's train.cuda_stream, timm's on the default stream, as timm runs it) or
-    cuda-defaults (neither set; both steps on the default stream)."""
+    cuda-defaults (neither set; both steps on the default stream). mark_timm_steps: each of timm's
+    steps begins with torch.compiler.cudagraph_mark_step_begin(), as ours does (the module's
+    docstring says why the CUDA-graph modes need it)."""
     import loader_overhead
     import timm_bench
     import train
@@ -139,6 +150,16 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
     module._try_run = keep
     module.benchmark(module.parser.parse_args(timm_options(config, mode, steps=1, warmup=warmup, classes=classes)))
     runner = made[0]
+    if mark_timm_steps:  # timm's _step begins with optimizer.zero_grad(): mark the step's start there
+        import torch
+
+        zero_grad = runner.optimizer.zero_grad
+
+        def marked_zero_grad(*args, **kwargs):
+            torch.compiler.cudagraph_mark_step_begin()
+            return zero_grad(*args, **kwargs)
+
+        runner.optimizer.zero_grad = marked_zero_grad
 
     def timm_block(count: int, warm: int = 0) -> None:
         # its progress line once a block (log_freq is its steps // 5 when made: 0 for one step)
@@ -158,7 +179,8 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
 
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
     print(f"{name}, torch {torch.__version__}, timm {timm.__version__}, {classes} classes; "
-          f"one process, {settings} settings (our step's stream {stream}); warm-up incl. compile: "
+          f"one process, {settings} settings (our step's stream {stream}"
+          + ("; timm's steps marked" if mark_timm_steps else "") + "); warm-up incl. compile: "
           + ", ".join(f"{arm} {seconds:.0f} s" for arm, seconds in warm.items()), flush=True)
     rows = []
     for round_ in range(1, rounds + 1):
@@ -201,16 +223,22 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="with --one-process: the model's classes, in place of counting the preset's file "
                              "list, so that no data need be made (both steps train on one batch made on the "
                              "device; the preset's dataset is never read)")
+    parser.add_argument("--mark-timm-steps", action="store_true",
+                        help="with --one-process: begin each of timm's steps with "
+                             "torch.compiler.cudagraph_mark_step_begin(), as ours does (needed under the "
+                             "CUDA-graph modes: see above)")
     parser.add_argument("--out", type=Path, default=Path("results/step_vs_timm.csv"))
     args = parser.parse_args(argv)
     if len(set(args.arms)) != len(args.arms):
         sys.exit(f"step_vs_timm: an arm is named twice in {' '.join(args.arms)}")
     if args.rounds < 1 or args.steps < 1 or args.blocks < 1 or args.warmup < 1:
         sys.exit("step_vs_timm: --rounds, --steps, --blocks and --warmup must be at least 1")
-    if args.one_process and args.mode in CUDA_GRAPH_MODES:
-        sys.exit(f"step_vs_timm: --one-process under {args.mode} is refused: two CUDA-graph-compiled models in "
-                 "one process never finished a round (an H100, 2026-12-06: both warmed up in ~30 s, then no "
-                 "round in 5.5 minutes; README, What remains); compare in processes of their own (--arms)")
+    if args.one_process and args.mode in CUDA_GRAPH_MODES and not args.mark_timm_steps:
+        sys.exit(f"step_vs_timm: --one-process under {args.mode} needs --mark-timm-steps: our step marks each "
+                 "step's start for CUDA graphs, and then timm's unmarked steps are recorded again and again "
+                 "(an H100, 2026-12-06: no round in 5.5 minutes); or compare in processes of their own (--arms)")
+    if args.mark_timm_steps and not args.one_process:
+        sys.exit("step_vs_timm: --mark-timm-steps needs --one-process (timm's own process marks nothing)")
     if args.classes is not None and not args.one_process:
         sys.exit("step_vs_timm: --classes needs --one-process (the arms' processes read the preset's file list)")
     if args.classes is not None and args.classes < 2:
@@ -224,10 +252,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
             sys.exit(f"step_vs_timm: no file list {filelist}: make the preset's data first (or, with "
                      "--one-process, name the model's --classes)")
         images, classes = count_classes(filelist)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # kill -USR1: where a stuck run is
     if args.one_process:
         rows = one_process(config, args.mode, rounds=args.rounds, steps=args.steps, warmup=args.warmup,
                            classes=classes, images=images, script=args.script, settings=args.one_process,
-                           time_limit=args.time_limit)
+                           time_limit=args.time_limit, mark_timm_steps=args.mark_timm_steps)
         return report(rows, ["timm", "ours"], args.mode, args.out)
     logs = args.out.with_name(args.out.name + ".d")
     logs.mkdir(parents=True, exist_ok=True)

@@ -71,8 +71,8 @@ def test_an_unknown_stage_stops_the_call_before_anything_runs(driven):
     out = workdir / "out-typo"
     done = h200(workdir, out, 100, "train:default", "loader:eager")
     assert done.returncode == 2 and "unknown stage loader:eager" in done.stderr
-    done = h200(workdir, out, 100, "vs-timm-1p:reduce-overhead")  # one process under CUDA graphs: refused
-    assert done.returncode == 2 and "unknown stage vs-timm-1p:reduce-overhead" in done.stderr
+    done = h200(workdir, out, 100, "vs-timm-1p:reduce-overhead", "vs-timm-1p:eager")
+    assert done.returncode == 2 and "unknown stage vs-timm-1p:eager" in done.stderr
     assert not out.exists() and not (workdir / "results" / "smoke" / "timings" / "default.csv").exists()
 
 

@@ -120,9 +120,29 @@ def test_the_sign_test_is_two_sided_and_leaves_ties_out():
     assert step_vs_timm.two_sided_sign_test([1.1, 0.9, 1.0]) == 1.0
 
 
-def test_one_process_under_cuda_graphs_is_refused_before_anything_starts(tmp_path):
+def test_one_process_under_cuda_graphs_needs_timms_steps_marked_before_anything_starts(tmp_path):
     for mode in ("reduce-overhead", "max-autotune"):
-        with pytest.raises(SystemExit, match=f"--one-process under {mode} is refused: .*processes of their own"):
+        with pytest.raises(SystemExit, match=f"--one-process under {mode} needs --mark-timm-steps: .*processes"):
             step_vs_timm.main(["--mode", mode, "--one-process", "ours", "--classes", "101",
                                "--out", str(tmp_path / "vs.csv")])
+    with pytest.raises(SystemExit, match="--mark-timm-steps needs --one-process"):
+        step_vs_timm.main(["--mode", "reduce-overhead", "--mark-timm-steps", "--out", str(tmp_path / "vs.csv")])
     assert not (tmp_path / "vs.csv").exists()
+
+
+@needs_timm
+def test_mark_timm_steps_marks_the_start_of_each_of_timms_steps(tmp_path, monkeypatch):
+    import torch
+
+    marks = []
+    mark = torch.compiler.cudagraph_mark_step_begin
+    monkeypatch.setattr(torch.compiler, "cudagraph_mark_step_begin", lambda: (marks.append(1), mark())[1])
+    counted = []
+    for extra in ([], ["--mark-timm-steps"]):
+        marks.clear()
+        step_vs_timm.main(["--configfile", str(REPO / "configs" / "smoke.yaml"), "--mode", "none",
+                           "--one-process", "ours", "--rounds", "1", "--steps", "2", "--warmup", "1",
+                           "--classes", "5", "--out", str(tmp_path / "vs.csv"), *extra])
+        counted.append(len(marks))
+    # timm's steps: its warm-up (1 untimed + 1 timed step, when made) and one block of 2
+    assert counted[1] - counted[0] == 4
