@@ -9,6 +9,7 @@ SYNTHETIC = "configs/synthetic-food101.yaml"
 DECODER_CPU = "configs/synthetic-food101-decoder-cpu.yaml"
 LOADER = "configs/synthetic-food101-loader.yaml"
 TUNED = "configs/synthetic-food101-tuned.yaml"
+LONG_CHECK = "configs/synthetic-food101-long-check.yaml"
 OVERLAYS = {DECODER_CPU: "synthetic-food101-decoder-cpu", LOADER: "synthetic-food101-loader",
             TUNED: "synthetic-food101-tuned"}  # -> run name
 # train settings an overlay may change: how the GPU is driven, not what is computed
@@ -27,6 +28,16 @@ def test_every_preset_is_valid_and_plans_its_run(tmp_path):
         text = done.stdout + done.stderr
         assert f"results/{run}/timings/reduce-overhead.csv" in text
         assert f"{DATA}/filelists/all.txt" in text  # the synthetic preset's data, shared
+    assert planned_jobs(workdir, SYNTHETIC, LONG_CHECK) == full
+    done = snakemake(workdir, "-n", "-p", "--configfile", SYNTHETIC, LONG_CHECK)
+    text = done.stdout + done.stderr
+    assert "results/synthetic-food101-long-check/timings/none.csv" in text and f"{DATA}/filelists/all.txt" in text
+
+
+def test_the_long_check_changes_only_the_checks_length_and_the_run():
+    overlay = yaml.safe_load((REPO / LONG_CHECK).read_text())
+    assert overlay == {"run": "synthetic-food101-long-check", "train": {"upper_bound_steps": 3000}}
+    assert yaml.safe_load((REPO / SYNTHETIC).read_text())["train"]["upper_bound_steps"] == 1000
 
 
 def test_overlays_change_only_the_loader_and_the_run():

@@ -355,20 +355,29 @@ def findings(summary: pd.DataFrame, baseline: str) -> list[str]:
         sentences.append("Training loss fell from the first to the last epoch in every mode.")
     gaps = summary.loc[summary["mode"] != baseline, f"loss_gap_vs_{baseline}"].dropna()
     if len(gaps):
-        far = gaps.abs() > LOSS_CLOSE
         worst = summary.loc[gaps.abs().idxmax(), "mode"]
+        largest = f"{worst}, {gaps[gaps.abs().idxmax()]:+.1%}"
+        far, drift = gaps.abs() > LOSS_DRIFT, gaps.abs() > LOSS_CLOSE
         if far.any():
             names = ", ".join(summary.loc[gaps[far].index, "mode"])
             sentences.append(
                 f"Loss curves not close to {baseline}'s: the last-epoch mean loss of {names} differs "
-                f"from {baseline}'s by more than {LOSS_CLOSE:.0%} (largest: {worst}, "
-                f"{gaps[gaps.abs().idxmax()]:+.1%}); compare the loss plot before trusting the timings."
+                f"from {baseline}'s by more than {LOSS_DRIFT:.0%} (largest: {largest}), more than "
+                "rounding alone has moved a same-seed run; compare the loss plot before trusting the timings."
+            )
+        elif drift.any():
+            names = ", ".join(summary.loc[gaps[drift].index, "mode"])
+            sentences.append(
+                f"Loss curves within the drift of one training run of {baseline}'s: the last-epoch mean loss "
+                f"of {names} differs from {baseline}'s by more than {LOSS_CLOSE:.0%} but less than "
+                f"{LOSS_DRIFT:.0%} (largest: {largest}); same-seed runs drift that far apart through "
+                "rounding alone, so only repeats or many runs (benchmarks/loss_spread.py) can tell a "
+                "numerical difference of the compiled kernels from that drift."
             )
         else:
             sentences.append(
                 f"Loss curves close to {baseline}'s: every mode's last-epoch mean loss is within "
-                f"{LOSS_CLOSE:.0%} of {baseline}'s (largest difference: {worst}, "
-                f"{gaps[gaps.abs().idxmax()]:+.1%})."
+                f"{LOSS_CLOSE:.0%} of {baseline}'s (largest difference: {largest})."
             )
     span = _percent_span(summary, "fed_vs_one_batch")
     if span:
@@ -398,9 +407,15 @@ def _percent_span(summary: pd.DataFrame, col: str) -> str:
     return f"{values.min():.1%} ({low}) to {values.max():.1%} ({high})"
 
 
-# Same seed, same data order: a compiled mode's last-epoch mean loss should differ from eager's
-# only by floating-point differences in its kernels; more than this means it trained differently.
+# Same seed, same data order: a compiled mode's last-epoch mean loss differs from eager's only
+# through its kernels' rounding, which the thousands of steps of a run amplify into a drift of the
+# whole trajectory. Within LOSS_CLOSE the curves are close; up to LOSS_DRIFT that drift alone
+# explains it: over 33 compiled jobs of 13 reference runs of configs/synthetic-food101.yaml
+# (docs/reference, benchmarks/loss_spread.py) the gap ranged -15.3% to +22.2% (sd 7%), with no
+# mode above eager's more often than below, and 6 of the 33 beyond 10%. Beyond LOSS_DRIFT the
+# mode trained differently.
 LOSS_CLOSE = 0.10
+LOSS_DRIFT = 0.25
 
 
 def _range_verdict(row, col: str) -> str:
