@@ -410,9 +410,9 @@ def _percent_span(summary: pd.DataFrame, col: str) -> str:
 # Same seed, same data order: a compiled mode's last-epoch mean loss differs from eager's only
 # through its kernels' rounding, which the thousands of steps of a run amplify into a drift of the
 # whole trajectory. Within LOSS_CLOSE the curves are close; up to LOSS_DRIFT that drift alone
-# explains it: over 33 compiled jobs of 13 reference runs of configs/synthetic-food101.yaml
+# explains it: over 36 compiled jobs of 14 reference runs of configs/synthetic-food101.yaml
 # (docs/reference, benchmarks/loss_spread.py) the gap ranged -15.3% to +22.2% (sd 7%), with no
-# mode above eager's more often than below, and 6 of the 33 beyond 10%. Beyond LOSS_DRIFT the
+# mode above eager's more often than below, and 7 of the 36 beyond 10%. Beyond LOSS_DRIFT the
 # mode trained differently.
 LOSS_CLOSE = 0.10
 LOSS_DRIFT = 0.25
@@ -639,8 +639,9 @@ def host_section(runs) -> list[str]:
             "else while a virtual CPU wanted to run) is summed over all its CPUs and counted in 10 "
             "ms ticks (/proc/stat), so it is coarse. TLB shootdowns: how many times a CPU told "
             "another to flush its TLB, per step, all CPUs together (x86's /proc/interrupts); DALI "
-            "maps each file it reads, and an unmapping can interrupt every other CPU running a thread of "
-            "the process, the training thread's included. Step = batch over the blocks' median rate.", "",
+            "mapping the files it reads (its default; the loader reads them instead unless "
+            "loader.reader_options sets dont_use_mmap false) sends them: an unmapping can interrupt "
+            "every other CPU running a thread of the process, the training thread's included. Step = batch over the blocks' median rate.", "",
             *_markdown_table(header, ["l"] + ["r"] * (len(header) - 1), rows), ""]
 
 
