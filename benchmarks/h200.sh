@@ -63,6 +63,10 @@
 #                 call while the host stays held: for a job longer than one call (a cold
 #                 max-autotune took 520 to over 596 s). Follow it with `wait`, in this call and
 #                 the next ones, before any other stage: GPU jobs must never overlap.
+#   detach:vs-timm-1p:MODE
+#                 the same for the one-process comparison with timm (this script runs the stage on
+#                 its own, in a session of its own): under max-autotune the cold compile of both
+#                 models (~900 s) outlasts a call. Carry .gpu-extra; no bundle needed.
 #   wait          wait (up to the budget) until a detached job has ended; every stage that uses
 #                 Snakemake or the GPU waits for it first
 #   summary       everything else: summary, plots, report inputs (Snakemake); skipped until all
@@ -104,9 +108,9 @@ shift
 modes="none|default|reduce-overhead|max-autotune"
 for stage in "$@"; do
     if ! [[ $stage =~ ^(data|diagnose|dali-stages|summary|wait)$ ||
-        $stage =~ ^(train|detach:train|loader|choose|timm|vs-timm|vs-timm-1p):($modes)$ ]]; then
+        $stage =~ ^(train|detach:train|loader|choose|timm|vs-timm|vs-timm-1p|detach:vs-timm-1p):($modes)$ ]]; then
         echo "unknown stage $stage: use data, diagnose, dali-stages, summary, wait, or train:, detach:train:," \
-            "loader:, choose:, timm:, vs-timm:, vs-timm-1p: with a mode (${modes//|/, })" >&2
+            "loader:, choose:, timm:, vs-timm:, vs-timm-1p:, detach:vs-timm-1p: with a mode (${modes//|/, })" >&2
         exit 2
     fi
 done
@@ -156,13 +160,16 @@ for mode in none default reduce-overhead max-autotune; do
     done_file[loader:$mode]=results/loader_$mode$tag.csv
     done_file[vs-timm:$mode]=results/vs_timm_$mode.csv
     done_file[vs-timm-1p:$mode]=results/vs_timm_1p_$mode.csv
+    done_file[detach:vs-timm-1p:$mode]=results/vs_timm_1p_$mode.csv
+    need[detach:vs-timm-1p:$mode]=0
     done_file[choose:$mode]=configs/synthetic-food101-chosen.yaml
 done
 
 # the bundle (DALI, Snakemake) is needed unless every stage is timm's or the one-process comparison
-# with it, which need neither (vs-timm-1p then names the preset's classes in place of its file list)
+# with it, which need neither (vs-timm-1p then names the preset's classes in place of its file list),
+# or waiting
 bundle_needed=
-for stage in "$@"; do [[ $stage =~ ^(timm|vs-timm-1p): ]] || bundle_needed=1; done
+for stage in "$@"; do [[ $stage =~ ^(timm|vs-timm-1p|detach:vs-timm-1p):|^wait$ ]] || bundle_needed=1; done
 if [ -n "$bundle_needed" ] && ! python3 -c 'import nvidia.dali, snakemake' 2>/dev/null; then
     [ -d /tmp/parts ] && bash .gpu-bundle/unbundle.sh /tmp/parts >>"$out/h200.log" 2>&1 || { log "bundle missing"; exit 1; }
 fi
@@ -172,12 +179,12 @@ print(os.path.relpath(data_paths(load_config(sys.argv[1:]))[0].parents[1]))' "${
     || { log "cannot read the dataset from ${configs[*]}"; exit 2; }
 done_file[data]=$data/filelists/all.txt
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.used,utilization.gpu --format=csv | tee -a "$out/h200.log"
-# the detached job's Snakemake, by the pid it wrote (not by name: another run of the same presets
-# on the machine is not this one)
+# the detached job's Snakemake (or this script, running a detached stage), by the pid it wrote (not
+# by name: another run of the same presets on the machine is not this one); never this very process
 detached_running() {
     local pid
     pid=$(cat results/detached.pid 2>/dev/null) || return 1
-    [ -n "$pid" ] && grep -q snakemake "/proc/$pid/cmdline" 2>/dev/null
+    [ -n "$pid" ] && [ "$pid" != $$ ] && grep -qE 'snakemake|h200\.sh' "/proc/$pid/cmdline" 2>/dev/null
 }
 wait_detached() {
     while detached_running && [ "$(left)" -gt 15 ]; do sleep 5; done
@@ -285,9 +292,13 @@ for stage in "$@"; do
             cp "$file" "$out/" 2>/dev/null
             (exit $status) ;;
         train:*) timeout "$(left)" "${sm[@]}" "$file" >>"$out/h200.log" 2>&1 ;;
-        detach:train:*)
-            # shellcheck disable=SC2016  # $$ is the inner bash's pid, which exec hands to Snakemake
-            setsid nohup bash -c 'echo $$ >results/detached.pid; exec "$@"' detached "${sm[@]}" "$file" \
+        detach:*)
+            # a training job's Snakemake, or this script running the stage on its own (its own $OUT
+            # and a budget of its own: it ends when the stage does)
+            command=("${sm[@]}" "$file")
+            [[ $stage == detach:train:* ]] || command=(env OUT=/tmp/h200-detached bash benchmarks/h200.sh 3600 "${stage#detach:}")
+            # shellcheck disable=SC2016  # $$ is the inner bash's pid, which exec hands to the command
+            setsid nohup bash -c 'echo $$ >results/detached.pid; exec "$@"' detached "${command[@]}" \
                 >results/detached.log 2>&1 </dev/null &
             sleep 5; detached_running ;;
         summary)

@@ -73,6 +73,8 @@ def test_an_unknown_stage_stops_the_call_before_anything_runs(driven):
     assert done.returncode == 2 and "unknown stage loader:eager" in done.stderr
     done = h200(workdir, out, 100, "vs-timm-1p:reduce-overhead", "vs-timm-1p:eager")
     assert done.returncode == 2 and "unknown stage vs-timm-1p:eager" in done.stderr
+    done = h200(workdir, out, 100, "detach:vs-timm-1p:max-autotune", "detach:vs-timm:none")
+    assert done.returncode == 2 and "unknown stage detach:vs-timm:none" in done.stderr
     assert not out.exists() and not (workdir / "results" / "smoke" / "timings" / "default.csv").exists()
 
 
@@ -128,3 +130,18 @@ def test_the_one_process_comparison_with_timm_needs_neither_bundle_nor_data(tmp_
     rows = read_csv(out / "vs_timm_1p_none.csv")
     assert [row["arm"] for row in rows if row["round"] == "median"] == ["timm", "ours"]
     assert not (workdir / DATA).exists()
+    # detached (a cold max-autotune outlasts a call): the stage runs in a process of its own,
+    # which this call (and a later one) waits for; then the stage counts as done
+    out = workdir / "out-detached"
+    done = h200(workdir, out, 300, "detach:vs-timm-1p:default", "wait", "vs-timm-1p:default",
+                PYTHONPATH=str(hide), H200_VS_TIMM_1P_ROUNDS="2", H200_VS_TIMM_STEPS="2", H200_CLASSES="5")
+    log = (out / "h200.log").read_text()
+    assert done.returncode == 0, done.stdout + done.stderr + log
+    assert "detach:vs-timm-1p:default: exit 0" in log and "wait: exit 0" in log
+    assert "vs-timm-1p:default: done before" in log and "bundle missing" not in log
+    detached = (workdir / "results" / "detached.log").read_text()
+    assert "vs-timm-1p:default: exit 0" in detached, detached
+    rows = read_csv(workdir / "results" / "vs_timm_1p_default.csv")
+    assert [row["arm"] for row in rows if row["round"] == "median"] == ["timm", "ours"]
+    with tarfile.open(out / "results.tgz") as packed:
+        assert "results/vs_timm_1p_default.csv" in packed.getnames()

@@ -1,10 +1,10 @@
 # The device calls of 2026-12-06 (h200), as run, in order, on the code of commit 8929bb0 (the working
-# tree was clean at that commit). Every call named kind nvidia-h200 without needs_h200. Two first
-# calls (03:52 and 04:05 UTC) got no machine (181 s and 90 s of device time); the third started at
-# once on one NVIDIA H200 host (16 CPU cores, driver 580.159.04, Ubuntu 24.04.3, Python 3.12.3,
+# tree was clean at that commit). Every call named kind nvidia-h200 without needs_h200. Three first
+# calls (about 03:50, 03:54 and 04:03 UTC) got no machine (181, 90 and 90 s of device time); the
+# fourth started at once on one NVIDIA H200 host (16 CPU cores, driver 580.159.04, Ubuntu 24.04.3, Python 3.12.3,
 # torch 2.11.0+cu130, torchvision 0.26.0+cu130, CUDA 13.0, cuDNN 9.19, DALI 2.4.0, Snakemake 9.27.1
 # from ../shared/tools/gpu-bundle.sh), held 04:09-04:31 UTC for calls 1-8, then given back with
-# 116 s of the session's 1,800 s left. The bundle was cut into 48 MiB parts as in
+# 116 s of the session's 1,800 s left (the run used 1,323 s, the bundle's calls included). The bundle was cut into 48 MiB parts as in
 # docs/reference/h100/2026-12-05/logs/calls.sh. h200-callN.log is call N's $OUT/h200.log.
 
 # call 1 (alone, to see whether a machine would start), carrying .gpu-bundle2/part-00:
