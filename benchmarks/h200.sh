@@ -295,10 +295,11 @@ for stage in "$@"; do
         detach:*)
             # a training job's Snakemake, or this script running the stage on its own (its own $OUT
             # and a budget of its own: it ends when the stage does)
-            command=("${sm[@]}" "$file")
-            [[ $stage == detach:train:* ]] || command=(env OUT=/tmp/h200-detached bash benchmarks/h200.sh 3600 "${stage#detach:}")
+            detached_cmd=("${sm[@]}" "$file")
+            [[ $stage == detach:train:* ]] ||
+                detached_cmd=(env OUT=/tmp/h200-detached bash benchmarks/h200.sh 3600 "${stage#detach:}")
             # shellcheck disable=SC2016  # $$ is the inner bash's pid, which exec hands to the command
-            setsid nohup bash -c 'echo $$ >results/detached.pid; exec "$@"' detached "${command[@]}" \
+            setsid nohup bash -c 'echo $$ >results/detached.pid; exec "$@"' detached "${detached_cmd[@]}" \
                 >results/detached.log 2>&1 </dev/null &
             sleep 5; detached_running ;;
         summary)

@@ -202,7 +202,7 @@ def test_loss_within_a_runs_drift_is_told_apart_from_close_and_far(tmp_path):
     losses = {"none": [4.2, 3.6, 3.25], "default": [4.2, 3.9, 3.8],  # default ends 16.9% above
               "reduce-overhead": [4.2, 3.5, 3.0]}  # 7.7% below
     _, md, _, _ = run_summary(tmp_path, times={m: ARTICLE[m] for m in losses}, losses=losses)
-    assert ("Loss curves within the drift of one training run of none's: the last-epoch mean loss of "
+    assert ("Loss curves within the drift of a single run: the last-epoch mean loss of "
             "default differs from none's by more than 10% but less than 25% (largest: default, +16.9%)") in md
     assert "benchmarks/loss_spread.py" in md
     assert "not close" not in md and "Loss curves close" not in md

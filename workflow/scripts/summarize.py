@@ -368,7 +368,7 @@ def findings(summary: pd.DataFrame, baseline: str) -> list[str]:
         elif drift.any():
             names = ", ".join(summary.loc[gaps[drift].index, "mode"])
             sentences.append(
-                f"Loss curves within the drift of one training run of {baseline}'s: the last-epoch mean loss "
+                f"Loss curves within the drift of a single run: the last-epoch mean loss "
                 f"of {names} differs from {baseline}'s by more than {LOSS_CLOSE:.0%} but less than "
                 f"{LOSS_DRIFT:.0%} (largest: {largest}); same-seed runs drift that far apart through "
                 "rounding alone, so only repeats or many runs (benchmarks/loss_spread.py) can tell a "
@@ -641,7 +641,8 @@ def host_section(runs) -> list[str]:
             "another to flush its TLB, per step, all CPUs together (x86's /proc/interrupts); DALI "
             "mapping the files it reads (its default; the loader reads them instead unless "
             "loader.reader_options sets dont_use_mmap false) sends them: an unmapping can interrupt "
-            "every other CPU running a thread of the process, the training thread's included. Step = batch over the blocks' median rate.", "",
+            "every other CPU running a thread of the process, the training thread's included. "
+            "Step = batch over the blocks' median rate.", "",
             *_markdown_table(header, ["l"] + ["r"] * (len(header) - 1), rows), ""]
 
 
