@@ -138,12 +138,13 @@ trap pack EXIT
 
 # seconds a stage needs on an H200 (GPU-FACTS.md and earlier calls), with a margin (a loader: stage
 # cuts its rounds to the time left: eager needs no compile); a training job
-# includes the preset's 2 x 1,000 steps after its epochs (20-50 s)
+# includes the preset's 2 x 1,000 steps after its epochs (20-50 s); eager's job took 228 s on the H200
+# of docs/reference/h200/2026-12-06
 declare -A need=([data]=150 [diagnose]=200 [summary]=60 [dali-stages]=90 [loader:default]=330
     [timm:none]=60 [timm:default]=150 [timm:reduce-overhead]=150 [timm:max-autotune]=560
     [loader:none]=150 [loader:reduce-overhead]=200 [loader:max-autotune]=600 [choose:none]=10
     [choose:default]=10 [choose:reduce-overhead]=10 [choose:max-autotune]=10
-    [train:none]=220 [train:reduce-overhead]=175 [train:default]=270 [train:max-autotune]=590
+    [train:none]=260 [train:reduce-overhead]=175 [train:default]=270 [train:max-autotune]=590
     [detach:train:max-autotune]=0 [detach:train:default]=0 [detach:train:none]=0
     [detach:train:reduce-overhead]=0 [vs-timm:none]=200 [vs-timm:default]=300 [vs-timm:reduce-overhead]=400
     [vs-timm:max-autotune]=600 [vs-timm-1p:none]=120 [vs-timm-1p:default]=200
