@@ -289,11 +289,19 @@ def test_burners_burn_only_while_on_and_die_with_the_benchmark():
         fields = [open(f"/proc/{p.pid}/stat").read().rpartition(")")[2].split() for p in processes]
         return sum(int(f[11]) + int(f[12]) for f in fields) / os.sysconf("SC_CLK_TCK")
 
+    def states(processes):  # T: stopped (SIGSTOP takes effect when the process next runs)
+        return {open(f"/proc/{p.pid}/stat").read().rpartition(")")[2].split()[0] for p in processes}
+
     for kind in ("spin", "memory"):
         burners = bench.Burners(2, 0.25, kind)
+        deadline = time.monotonic() + 5
+        while states(burners.processes) != {"T"} and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert states(burners.processes) == {"T"}
         before = cpu_s(burners.processes)
         time.sleep(0.5)
-        assert cpu_s(burners.processes) - before <= 0.02  # stopped: nothing
+        # stopped: nothing, to the 10 ms tick each of the 4 counters is truncated to (on: ~0.25 s)
+        assert cpu_s(burners.processes) - before <= 0.04
         with burners.on():
             before = cpu_s(burners.processes)
             time.sleep(1.0)
