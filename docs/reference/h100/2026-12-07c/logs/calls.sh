@@ -1,0 +1,4 @@
+# 2026-12-07c: the device call as run (tool `run`, kind nvidia-h200, timeout_s 600,
+# carry [".gpu-bundle2/part-00", ".gpu-extra"]); the reply named an NVIDIA H100 80GB HBM3 host.
+# Three earlier starts of the same call got no machine.
+date +%s > /tmp/t0; rm -rf /tmp/parts /tmp/repo; mkdir -p /tmp/parts /tmp/repo && cp .gpu-bundle2/part-00 /tmp/parts/ && tar cf - --exclude=./.gpu-bundle --exclude=./.gpu-bundle2 --exclude=./results --exclude=./resources --exclude=./.git --exclude=./.venv . | tar xf - -C /tmp/repo && cd /tmp/repo && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; uname -r; date -u; sha256sum .gpu-extra/timm_benchmark.py; bash benchmarks/h200.sh 540 vs-timm-1p:default vs-timm-1p:reduce-overhead vs-timm-1p:none; date -u; cp results/*.csv results/*.log $OUT/ 2>/dev/null; ls results
