@@ -443,6 +443,7 @@ def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str
     rates: dict[str, list[float]] = {feed: [] for feed in feeds}
     host: dict[str, list[tuple]] = {feed: [] for feed in feeds}
     with contextlib.ExitStack() as burning:  # the burn feeds' processes end with the rounds
+        burning.enter_context(train.gc_frozen())  # as the training job after its compile
         burners = {}
         for feed in feeds:
             burners[feed] = Burners(*burn[feed]) if burn[feed] else None

@@ -1,6 +1,7 @@
 """Training job: real DALI CPU pipeline, real torch.compile on the CPU, real files."""
 
 import csv
+import gc
 import json
 import os
 import threading
@@ -561,6 +562,25 @@ def test_pinned_training_threads_run_on_the_reserved_cores_after_the_compile(dat
     # off (the default): nothing pinned, and the JSON says so
     with train.training_threads_on(None) as tids:
         assert tids == [] and os.sched_getaffinity(0) == allowed
+
+
+def test_epochs_after_the_compile_run_with_the_heap_frozen(dataset, tmp_path, monkeypatch):
+    """After epoch 1 (the compile) every object then alive is kept out of Python's cyclic collector,
+    so that its full collection, due every thousand-odd steps, does not walk torch's whole heap in a
+    timed epoch; the JSON says how many objects, and the job leaves nothing frozen behind."""
+    filelist, images = dataset
+    assert gc.get_freeze_count() == 0
+    seen = []  # objects frozen as each epoch, and the upper bound, starts
+    run_epoch, rates = train.run_epoch, train.synthetic_batch_rates
+    monkeypatch.setattr(train, "run_epoch", lambda *a, **k: seen.append(gc.get_freeze_count()) or run_epoch(*a, **k))
+    monkeypatch.setattr(train, "synthetic_batch_rates",
+                        lambda *a, **k: seen.append(gc.get_freeze_count()) or rates(*a, **k))
+    facts = train.main(filelist, images, tmp_path / "g.csv", tmp_path / "g.json", mode_name="none",
+                       compile_settings={"mode": "none"}, train=settings(epochs=3), loader=LOADER)
+    frozen = json.loads((tmp_path / "g.json").read_text())["gc_frozen_objects"]
+    assert frozen == facts["gc_frozen_objects"] > 10_000  # torch alone has more
+    assert seen[0] == 0 and seen[1] == frozen and min(seen[2:]) > 10_000  # a frozen object may still die
+    assert gc.get_freeze_count() == 0
 
 
 class FakeDriver:
