@@ -881,11 +881,11 @@ def gc_frozen() -> Iterator[int]:
     """Collect once, then keep every object alive now (torch's modules, the model, the compiled
     graphs, the loader) out of Python's cyclic collector until the block ends, and yield how many.
     Without it, the collector's full collection, due every thousand-odd steps, walks that whole heap
-    in the middle of an epoch: the one-process comparisons against timm lost 0.1-0.2 s in our block
-    of round 22 (`default`) or 23 (eager) on every H100, and a training step on the CPU 96 ms at its
-    1,628th step with 426,000 objects tracked. Frozen, that collection scans only what the steps
-    make. (torchtitan, too, keeps full collections out of its steps: it disables the collector
-    and collects every so many steps.)"""
+    in the middle of an epoch: on the CPU it stopped a training step for 94 ms at its 1,625th step
+    with 426,000 objects tracked (benchmarks/gc_pause.py), and on every H100 the one-process
+    comparisons with timm lost 0.1-0.2 s at one fixed point (round 22 under `default`, 23 eager).
+    Frozen, that collection scans only what the steps make. (torchtitan, too, keeps full
+    collections out of its steps: it disables the collector and collects every so many steps.)"""
     gc.collect()
     gc.freeze()
     try:
@@ -1262,7 +1262,7 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
              train["model"], device)
 
     results, pinned_tids, frozen = [], [], 0
-    with contextlib.ExitStack() as pinned:  # pinned training threads get their CPUs back at the end
+    with contextlib.ExitStack() as pinned:  # at the end: pinned threads get their CPUs back, the heap thaws
         for epoch in range(1, train["epochs"] + 1):
             result = run_epoch(step, batches, epoch=epoch, steps=batches.steps_per_epoch,
                                batch_size=train["batch_size"], device=device,
