@@ -87,10 +87,9 @@ def main() -> None:
             t[key] = value
     device = train.check_device(t["device"])
     _, step = loader_overhead.our_step(config, args.mode, device, args.classes)
-    memory = torch.channels_last if t["channels_last"] else torch.contiguous_format
-    batch = (torch.randn(t["batch_size"], 3, t["image_size"], t["image_size"], device=device)
-             .contiguous(memory_format=memory),
-             torch.randint(0, args.classes, (t["batch_size"],), device=device))
+    # the training job's one synthetic batch (train.loader: synthetic), as the other benchmarks feed it
+    batch = next(iter(loader_overhead.make_feed("synthetic", config, None, None, device, args.classes,
+                                                t["batch_size"])))
     for _ in range(args.warmup):
         step(*batch)
     train.synchronize(device)
