@@ -556,7 +556,10 @@ def test_pinned_training_threads_run_on_the_reserved_cores_after_the_compile(dat
     assert os.sched_getaffinity(0) == allowed
     written = json.loads((tmp_path / "p.json").read_text())
     assert written["training_cpus"] == train.cpu_list(cores[0]) == facts["training_cpus"]
-    assert written["training_threads_pinned"] == 1  # on the CPU the backward pass runs on this thread
+    # this thread, and PyTorch's autograd device threads where the process has started them (on
+    # the CPU the backward pass runs on this thread; whether pt_autograd_N exist depends on what
+    # ran in the process before: 8 of them when this test runs alone, none in the whole file)
+    assert written["training_threads_pinned"] == len(train.training_thread_ids()) >= 1
     assert written["loader_cpus"] == train.cpu_list(allowed - cores[0])
     assert len(read_csv(tmp_path / "p.csv")) == 3
     # off (the default): nothing pinned, and the JSON says so
