@@ -2,8 +2,9 @@
 # [".gpu-extra"]: timm's benchmark.py of commit 6c376d81, sha256 7cc5d534f850..., and timm 1.0.29's
 # wheel). The session's first two starts got no machine (181 s and 90 s of device time); the third
 # got an NVIDIA H100 80GB HBM3 host (16 CPU cores, driver 580.159.04, kernel 6.18.44, Python 3.12.3,
-# torch 2.11.0+cu130, timm 1.0.29) with 1,529 s of the session's 1,800 s left; its start cost about
-# 300 s of held time. Code of commit 3147c8e (train.gc_frozen in place: the one-process rounds run
+# torch 2.11.0+cu130, timm 1.0.29) with 1,529 s of the session's 1,800 s left (the lease held it
+# about 300 s before the first call began; device time charged per call: its wall time plus 13-29 s).
+# Code of commit 3147c8e (train.gc_frozen in place: the one-process rounds run
 # with the heap frozen). h200-call.log is the five calls' $OUT/h200.log in turn; the gc_pause logs
 # are gc_pause.py's output as printed.
 
