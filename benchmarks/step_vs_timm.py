@@ -20,7 +20,11 @@ Arms (any of them, in the order given; the first is the reference):
 With --one-process ours|cuda-defaults there are two arms in one process instead: timm's own
 benchmark step (its TrainBenchmarkRunner, made by its benchmark()) and ours, in blocks of --steps
 steps alternating round by round (--rounds, e.g. 30), so that paired rounds, not processes minutes
-apart, are compared; the summary adds the two-sided sign test of "ours ahead".
+apart, are compared; the summary adds the two-sided sign test of "ours ahead". Each block also
+records its wall time per step and the host's CPU time per step (the whole process's, and the main
+thread's): where a step's CPU time nears its wall time, the host, not the GPU, sets its pace, and
+there the step that asks less of the CPU wins (the H100 of 2026-12-07f, 20-40% slower than other
+H100s under eager and `default` but not under `reduce-overhead`, had our `default` step 4% behind).
 
 Every arm compiles with torch.compile's mode --mode (`none`: eager) and shares the inductor cache of
 the environment, so only the first round pays a cold compile; compile time is never timed (both
@@ -183,8 +187,9 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
           + ("; timm's steps marked" if mark_timm_steps else "") + "); warm-up incl. compile: "
           + ", ".join(f"{arm} {seconds:.0f} s" for arm, seconds in warm.items()), flush=True)
     rows = []
-    # as the training job after its compile (train.gc_frozen): before 2026-12-07e the collector's
-    # full collection fell in our block of round 22 (`default`) or 23 (eager) of every such run
+    # as the training job after its compile (train.gc_frozen). (Every such run on an H100 before
+    # 2026-12-07e had its slowest block of ours in round 22 under `default` or 23 under eager; frozen,
+    # the H100 of 2026-12-07f still had it in two of four runs: not the collector, cause unknown.)
     with train.gc_frozen():
         for round_ in range(1, rounds + 1):
             if round_ > 1 and time_limit is not None and time.monotonic() - began > time_limit:
@@ -192,10 +197,17 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
                 break
             order = ("timm", "ours") if round_ % 2 else ("ours", "timm")
             for arm in order:
+                # the host's CPU time per step (all threads: the backward pass's launches run on
+                # autograd's thread), beside the wall time: which step is bound by the host
+                cpu, main = loader_overhead.process_cpu_s(), time.thread_time()
                 seconds = loader_overhead.timed(device, blocks[arm])
+                cpu, main = loader_overhead.process_cpu_s() - cpu, time.thread_time() - main
                 rows.append({"round": round_, "arm": arm, "mode": mode,
                              "images_per_s": round(steps * t["batch_size"] / seconds, 1), "first": order[0],
-                             "process": f"one ({settings} settings)"})
+                             "process": f"one ({settings} settings)",
+                             "wall_ms_per_step": round(seconds * 1e3 / steps, 3),
+                             "cpu_ms_per_step": round(cpu * 1e3 / steps, 3),
+                             "main_cpu_ms_per_step": round(main * 1e3 / steps, 3)})
             print(f"round {round_} " + ", ".join(f"{row['arm']} {row['images_per_s']:.1f}" for row in rows[-2:])
                   + " images/s", flush=True)
     return rows
@@ -303,9 +315,16 @@ def report(rows: list[dict], arms: list[str], mode: str, out: Path) -> list[dict
                  f"({row['ratio_min']:.3f}-{row['ratio_max']:.3f}), ahead in {row['ahead']} of {row['rounds']}"
                  f" (two-sided sign test p = {row['sign_test_p']:.3g})"
                  if row["arm"] != arms[0] else ""), flush=True)
+        if "cpu_ms_per_step" in row:
+            print(f"{'':<20} per step: {row['wall_ms_per_step']:.2f} ms wall, the host's CPU "
+                  f"{row['cpu_ms_per_step']:.2f} ms (the main thread's {row['main_cpu_ms_per_step']:.2f} ms)",
+                  flush=True)
     write_csv(out, rows + summary)
     print(f"wrote {out}")
     return rows + summary
+
+
+HOST_KEYS = ("wall_ms_per_step", "cpu_ms_per_step", "main_cpu_ms_per_step")
 
 
 def summarize(rows: list[dict], arms: list[str], mode: str) -> list[dict]:
@@ -319,6 +338,10 @@ def summarize(rows: list[dict], arms: list[str], mode: str) -> list[dict]:
         values = [rates[arm] for rates in complete]
         row = {"round": "median", "arm": arm, "mode": mode, "images_per_s": round(statistics.median(values), 1),
                "rounds": len(values)}
+        for key in HOST_KEYS:  # one-process rows: the median over the arm's blocks
+            times = [r[key] for r in rows if r["arm"] == arm and key in r]
+            if times:
+                row[key] = round(statistics.median(times), 3)
         if arm != arms[0]:
             ratios = [rates[arm] / rates[arms[0]] for rates in complete]
             row.update(ratio_to_first=round(statistics.median(ratios), 4), ratio_min=round(min(ratios), 4),

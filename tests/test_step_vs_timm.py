@@ -90,8 +90,17 @@ def test_one_process_alternates_timms_step_and_ours_round_by_round(tmp_path, mon
     assert [(row["round"], row["arm"]) for row in timed] == [
         (1, "timm"), (1, "ours"), (2, "ours"), (2, "timm"), (3, "timm"), (3, "ours")]
     assert all(row["images_per_s"] > 0 and row["process"] == "one (ours settings)" for row in timed)
+    # each block's wall and host CPU time per step: the wall time is the block's rate, and on the
+    # CPU both steps are all host work, the main thread's part of the whole process's
+    for row in timed:
+        assert row["wall_ms_per_step"] == pytest.approx(8e3 / row["images_per_s"], rel=0.01)  # smoke: batch 8
+        assert 0 < row["main_cpu_ms_per_step"] <= row["cpu_ms_per_step"] + 1
     ours = next(row for row in rows if row["round"] == "median" and row["arm"] == "ours")
     assert ours["rounds"] == 3 and len(ours["paired"].split()) == 3 and 0 <= ours["sign_test_p"] <= 1
+    assert ours["cpu_ms_per_step"] == sorted(row["cpu_ms_per_step"] for row in timed if row["arm"] == "ours")[1]
+    with open(out) as handle:
+        header = next(step_vs_timm.csv.reader(handle))
+    assert {"wall_ms_per_step", "cpu_ms_per_step", "main_cpu_ms_per_step"} <= set(header)
     assert out.is_file() and not (tmp_path / "vs.csv.d").exists()
 
 

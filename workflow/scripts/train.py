@@ -880,11 +880,11 @@ class EpochResult:
 def gc_frozen() -> Iterator[int]:
     """Collect once, then keep every object alive now (torch's modules, the model, the compiled
     graphs, the loader) out of Python's cyclic collector until the block ends, and yield how many.
-    Without it, the collector's full collection, due every thousand-odd steps, walks that whole heap
-    in the middle of an epoch: on the CPU it stopped a training step for 94 ms at its 1,625th step
-    with 426,000 objects tracked (benchmarks/gc_pause.py), and on every H100 the one-process
-    comparisons with timm lost 0.1-0.2 s at one fixed point (round 22 under `default`, 23 eager).
-    Frozen, that collection scans only what the steps make. (torchtitan, too, keeps full
+    Without it, a full collection, when one comes due, walks that whole heap in the middle of an
+    epoch: on the CPU it stopped a training step for 94 ms at its 1,625th step with 426,000 objects
+    tracked, and on an H100 one such collection took 195-591 ms with 0.4-1.0 million objects
+    (benchmarks/gc_pause.py; our step alone brought none due there in 1,500-3,000 steps, a real
+    loader makes more objects). Frozen, that collection scans only what the steps make. (torchtitan, too, keeps full
     collections out of its steps: it disables the collector and collects every so many steps.)"""
     gc.collect()
     gc.freeze()
