@@ -13,10 +13,11 @@ gives every parameter a fixed finite gradient, and times, for --steps steps each
 printing per step the main thread's CPU time (the host's work: Python, dispatch, launches; it does
 not count waiting for the GPU, since the clock of the thread is read before the one sync at the end)
 and the wall time. The difference of the two CPU times is the scaler's host cost per step. On a
-CPU device the kernels run on the host too, so there it is their work as well, not the overhead alone.
+CPU device the kernels run on the host too, so there it is their work as well, not the overhead
+alone, unless --tiny leaves only that.
 
     python benchmarks/scaler_host_cost.py --configfile configs/synthetic-food101.yaml     # a GPU host
-    python benchmarks/scaler_host_cost.py --configfile configs/smoke.yaml                 # the CPU
+    python benchmarks/scaler_host_cost.py --configfile configs/synthetic-food101.yaml --device cpu --tiny
 """
 from __future__ import annotations
 
@@ -48,12 +49,16 @@ def per_step(fn, steps: int, warmup: int, device: torch.device) -> tuple[float, 
     return cpu * 1e6 / steps, (time.perf_counter() - wall) * 1e6 / steps
 
 
-def measure(config: dict, steps: int, warmup: int, classes: int) -> tuple[int, dict[str, tuple[float, float]]]:
-    """(parameter tensors, {variant: (host CPU us, wall us) per step})."""
+def measure(config: dict, steps: int, warmup: int, classes: int,
+            tiny: bool = False) -> tuple[int, dict[str, tuple[float, float]]]:
+    """(parameter tensors, {variant: (host CPU us, wall us) per step}); `tiny`: as many parameters
+    as the model's, of 8 elements each."""
     t = config["train"]
     device = train.check_device(t["device"])
     torch.manual_seed(t["seed"])
     model = train.build_model(t["model"], classes, device, t["channels_last"])
+    if tiny:
+        model = torch.nn.ParameterList(torch.nn.Parameter(torch.zeros(8, device=device)) for _ in model.parameters())
     optimizer = train.build_optimizer(model, t["optimizer"], device)
     for param in model.parameters():
         param.grad = torch.full_like(param, 1e-3)
@@ -76,13 +81,20 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2000, help="timed steps per variant")
     parser.add_argument("--warmup", type=int, default=100)
     parser.add_argument("--classes", type=int, default=101)
+    parser.add_argument("--device", help="over the config's train.device (e.g. cpu)")
+    parser.add_argument("--tiny", action="store_true",
+                        help="as many parameters as the model's, of 8 elements each: the kernels' work "
+                             "vanishes and the host's overhead (Python, dispatch, launches) is left, "
+                             "on a CPU device too")
     args = parser.parse_args()
     if args.steps < 1 or args.warmup < 1 or args.classes < 2:
         sys.exit("scaler_host_cost: --steps and --warmup must be at least 1, --classes at least 2")
     config = loader_overhead.load_config(args.configfile)
     t = config["train"]
-    tensors, found = measure(config, args.steps, args.warmup, args.classes)
-    print(f"{t['model']} on {t['device']}, {tensors} parameter tensors, SGD "
+    if args.device:
+        t["device"] = args.device
+    tensors, found = measure(config, args.steps, args.warmup, args.classes, args.tiny)
+    print(f"{t['model']} on {t['device']}, {tensors} parameter tensors{' of 8 elements' if args.tiny else ''}, SGD "
           f"({'fused' if t['device'].startswith('cuda') else 'foreach'}), {args.steps} steps each; "
           f"Python {sys.version.split()[0]}, torch {torch.__version__}")
     for name, (cpu, wall) in found.items():

@@ -24,6 +24,13 @@ def test_both_variants_are_timed_on_the_jobs_model_and_optimizer():
     assert abs(extra - (times["scaler and step"][0] - times["optimizer step"][0])) < 0.2
 
 
+def test_tiny_parameters_leave_the_hosts_overhead_alone():
+    done = run("--configfile", "configs/smoke.yaml", "--device", "cpu", "--tiny", "--steps", "20", "--warmup", "2")
+    assert done.returncode == 0, done.stderr
+    assert "resnet18 on cpu, 62 parameter tensors of 8 elements, SGD (foreach)" in done.stdout
+    assert "the scaler's host cost:" in done.stdout
+
+
 def test_bad_counts_are_named():
     done = run("--configfile", "configs/smoke.yaml", "--steps", "0")
     assert done.returncode == 1 and "--steps and --warmup must be at least 1" in done.stderr
