@@ -883,9 +883,10 @@ def gc_frozen() -> Iterator[int]:
     Without it, a full collection, when one comes due, walks that whole heap in the middle of an
     epoch: on the CPU it stopped a training step for 94 ms at its 1,625th step with 426,000 objects
     tracked, and on an H100 one such collection took 195-591 ms with 0.4-1.0 million objects
-    (benchmarks/gc_pause.py; our step alone brought none due there in 1,500-3,000 steps, a real
-    loader makes more objects). Frozen, that collection scans only what the steps make. (torchtitan, too, keeps full
-    collections out of its steps: it disables the collector and collects every so many steps.)"""
+    (benchmarks/gc_pause.py; there the step alone, without the loader, brought none due in
+    1,500-3,000 steps). Frozen, that collection scans only what the steps make. (torchtitan, too,
+    keeps full collections out of its steps: it disables the collector and collects every so many
+    steps.)"""
     gc.collect()
     gc.freeze()
     try:
