@@ -35,7 +35,10 @@
 #                 process settings -> results/vs_timm_1p_MODE.csv (needs .gpu-extra as timm:MODE;
 #                 neither the bundle nor the data: without the data, the model has H200_CLASSES (101)
 #                 classes, and a call naming only timm: and vs-timm-1p: stages needs no bundle); under
-#                 the CUDA-graph modes with --mark-timm-steps (step_vs_timm.py's docstring says why)
+#                 the CUDA-graph modes with --mark-timm-steps (step_vs_timm.py's docstring says why);
+#                 then H200_VS_TIMM_1P_PROFILE (20) steps of each under the PyTorch profiler
+#                 -> results/vs_timm_1p_MODE-profile.csv (kernels, GPU busy and idle, the costliest
+#                 CUDA calls per step; traces in results/vs_timm_1p_MODE-profile/, not packed)
 #   train:MODE    one mode's training job (Snakemake; each job compiles into a cold cache)
 #   loader:MODE   benchmarks/loader_overhead.py for one mode: H200_BLOCKS (50) paired blocks of
 #                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch, the
@@ -147,8 +150,8 @@ declare -A need=([data]=150 [diagnose]=200 [summary]=60 [dali-stages]=90 [loader
     [train:none]=260 [train:reduce-overhead]=175 [train:default]=270 [train:max-autotune]=590
     [detach:train:max-autotune]=0 [detach:train:default]=0 [detach:train:none]=0
     [detach:train:reduce-overhead]=0 [vs-timm:none]=200 [vs-timm:default]=300 [vs-timm:reduce-overhead]=400
-    [vs-timm:max-autotune]=600 [vs-timm-1p:none]=120 [vs-timm-1p:default]=200
-    [vs-timm-1p:reduce-overhead]=200 [vs-timm-1p:max-autotune]=900)
+    [vs-timm:max-autotune]=600 [vs-timm-1p:none]=135 [vs-timm-1p:default]=215
+    [vs-timm-1p:reduce-overhead]=215 [vs-timm-1p:max-autotune]=915)
 # H200_TAG: appended to the outputs of loader: and dali-stages stages (results/loader_MODE-TAG.csv),
 # to repeat one under other conditions, e.g. H200_TAG=malloc MALLOC_TRIM_THRESHOLD_=... bash ...
 tag=${H200_TAG:+-$H200_TAG}
@@ -280,10 +283,11 @@ for stage in "$@"; do
             TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-vs TRITON_CACHE_DIR=/tmp/triton-cache-vs \
                 timeout "$(left)" python3 benchmarks/step_vs_timm.py --configfile "${configs[@]}" \
                 --mode "${stage#vs-timm-1p:}" --one-process ours --rounds "${H200_VS_TIMM_1P_ROUNDS:-30}" \
-                --steps "${H200_VS_TIMM_STEPS:-50}" --time-limit $(( $(left) - 30 )) "${classes[@]}" \
-                --out "$file" 2>&1 | grep -v "^INFO\|Running train\|Train \[" | tee -a "$out/h200.log"
+                --steps "${H200_VS_TIMM_STEPS:-50}" --time-limit $(( $(left) - 45 )) "${classes[@]}" \
+                --profile-steps "${H200_VS_TIMM_1P_PROFILE:-20}" --out "$file" 2>&1 |
+                grep -v "^INFO\|Running train\|Train \[\|^USDT\|profiler_st" | tee -a "$out/h200.log"
             status=${PIPESTATUS[0]}
-            cp "$file" "$out/" 2>/dev/null
+            cp "$file" "${file%.csv}-profile.csv" "$out/" 2>/dev/null
             (exit $status) ;;
         dali-stages)
             read -r -a set <<<"$stages_set"

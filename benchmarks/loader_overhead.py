@@ -382,14 +382,19 @@ def trace_summary(trace: dict, steps: int, marker: str = "timed-steps") -> dict:
 def profile_feed(step, source, steps: int, device, stream: str, path: Path) -> dict:
     """Profile `steps` steps (PyTorch profiler, CPU and CUDA activity); write the trace to `path`
     (gzipped chrome trace) and return trace_summary's numbers."""
+    return profile_steps(lambda count: run_steps(step, source, count, device, stream), steps, device, path)
+
+
+def profile_steps(run, steps: int, device, path: Path) -> dict:
+    """profile_feed for any `run(count)` that runs `count` steps: 5 steps first, unprofiled."""
     from torch.profiler import ProfilerActivity, profile, record_function
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
-    run_steps(step, source, 5, device, stream)
+    run(5)
     train.synchronize(device)
     with profile(activities=activities) as prof:
         with record_function("timed-steps"):
-            run_steps(step, source, steps, device, stream)
+            run(steps)
             train.synchronize(device)
     plain = path.with_suffix("")  # name.json
     prof.export_chrome_trace(str(plain))

@@ -117,7 +117,8 @@ def arm_rate(arm: str, out: Path) -> float:
 
 def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int, classes: int, images: int,
                 script: Path | None, settings: str = "ours", time_limit: float | None = None,
-                mark_timm_steps: bool = False) -> list[dict]:
+                mark_timm_steps: bool = False, profile_steps: int = 0,
+                profile_out: Path | None = None) -> list[dict]:
     """timm's benchmark step and ours in this one process, in blocks of `steps` steps that alternate
     round by round (timm first in odd rounds, ours first in even ones), so that the host's drift,
     which moved one process's rate by a quarter within minutes, hits both alike: rows per round and
@@ -131,7 +132,9 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
     our step on the config's train.cuda_stream, timm's on the default stream, as timm runs it) or
     cuda-defaults (neither set; both steps on the default stream). mark_timm_steps: each of timm's
     steps begins with torch.compiler.cudagraph_mark_step_begin(), as ours does (the module's
-    docstring says why the CUDA-graph modes need it)."""
+    docstring says why the CUDA-graph modes need it). profile_steps: after the rounds, each arm's
+    `profile_steps` steps under the PyTorch profiler (loader_overhead.profile_steps): its numbers per
+    arm to `profile_out` (CSV), the traces beside it (<profile_out stem>/<arm>.json.gz)."""
     import loader_overhead
     import timm_bench
     import train
@@ -210,7 +213,37 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
                              "main_cpu_ms_per_step": round(main * 1e3 / steps, 3)})
             print(f"round {round_} " + ", ".join(f"{row['arm']} {row['images_per_s']:.1f}" for row in rows[-2:])
                   + " images/s", flush=True)
+        if profile_steps and profile_out is not None:
+            runs = {"timm": timm_block,
+                    "ours": lambda count: loader_overhead.run_steps(step, batches, count, device, stream)}
+            profile_arms(runs, mode, profile_steps, device, profile_out)
     return rows
+
+
+def profile_arms(runs: dict, mode: str, steps: int, device, out: Path) -> None:
+    """Each arm's `steps` steps under the PyTorch profiler: per arm, trace_summary's numbers (wall,
+    GPU busy and idle, kernels per step, the costliest CUDA calls per thread) printed and written to
+    `out`. A profiler failure is printed, not raised: the rounds' timings come first."""
+    import loader_overhead
+
+    traces, rows = out.with_suffix(""), []
+    traces.mkdir(parents=True, exist_ok=True)
+    for arm, run in runs.items():
+        try:
+            numbers = loader_overhead.profile_steps(run, steps, device, traces / f"{arm}.json.gz")
+        except Exception as err:  # a profiler failure must not cost the rounds' timings
+            print(f"profile {arm}: failed ({type(err).__name__}: {err})", flush=True)
+            continue
+        rows.append({"arm": arm, "mode": mode, "steps": steps, **numbers})
+        print(f"profile {arm}: {numbers['ms_per_step']:.2f} ms per step"
+              + (f", GPU busy {numbers['gpu_training_stream_ms_per_step']:.2f} ms, idle "
+                 f"{numbers['training_stream_idle_ms_per_step']:.2f} ms, {numbers['kernels_per_step']:.0f} kernels"
+                 if "kernels_per_step" in numbers else "")
+              + f"; main thread's costliest CUDA calls (ms per step): {numbers['cuda_calls_main_thread'] or 'none'}"
+              + f"; other threads': {numbers['cuda_calls_other_thread'] or 'none'}", flush=True)
+    if rows:
+        write_csv(out, rows)
+        print(f"wrote {out}", flush=True)
 
 
 CUDA_GRAPH_MODES = ("reduce-overhead", "max-autotune")  # torch.compile's modes that use CUDA graphs
@@ -242,6 +275,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="with --one-process: begin each of timm's steps with "
                              "torch.compiler.cudagraph_mark_step_begin(), as ours does (needed under the "
                              "CUDA-graph modes: see above)")
+    parser.add_argument("--profile-steps", type=int, default=0, metavar="N",
+                        help="with --one-process: after the rounds, profile N steps of each arm (PyTorch "
+                             "profiler): per arm, GPU busy and idle, kernels and the costliest CUDA calls per "
+                             "step -> <out stem>-profile.csv, traces in <out stem>-profile/")
     parser.add_argument("--out", type=Path, default=Path("results/step_vs_timm.csv"))
     args = parser.parse_args(argv)
     if len(set(args.arms)) != len(args.arms):
@@ -256,6 +293,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         sys.exit("step_vs_timm: --mark-timm-steps needs --one-process (timm's own process marks nothing)")
     if args.classes is not None and not args.one_process:
         sys.exit("step_vs_timm: --classes needs --one-process (the arms' processes read the preset's file list)")
+    if args.profile_steps < 0 or (args.profile_steps and not args.one_process):
+        sys.exit("step_vs_timm: --profile-steps needs --one-process and a count of at least 0")
     if args.classes is not None and args.classes < 2:
         sys.exit(f"step_vs_timm: --classes {args.classes}: a classifier needs at least 2 classes")
     config = load_config(args.configfile)
@@ -271,7 +310,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if args.one_process:
         rows = one_process(config, args.mode, rounds=args.rounds, steps=args.steps, warmup=args.warmup,
                            classes=classes, images=images, script=args.script, settings=args.one_process,
-                           time_limit=args.time_limit, mark_timm_steps=args.mark_timm_steps)
+                           time_limit=args.time_limit, mark_timm_steps=args.mark_timm_steps,
+                           profile_steps=args.profile_steps,
+                           profile_out=args.out.with_name(args.out.stem + "-profile.csv"))
         return report(rows, ["timm", "ours"], args.mode, args.out)
     logs = args.out.with_name(args.out.name + ".d")
     logs.mkdir(parents=True, exist_ok=True)

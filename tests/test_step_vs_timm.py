@@ -85,7 +85,7 @@ def test_one_process_alternates_timms_step_and_ours_round_by_round(tmp_path, mon
     out = tmp_path / "vs.csv"
     rows = step_vs_timm.main(["--configfile", str(REPO / "configs" / "smoke.yaml"), "--mode", "none",
                               "--one-process", "ours", "--rounds", "3", "--steps", "2", "--warmup", "1",
-                              "--out", str(out)])
+                              "--profile-steps", "2", "--out", str(out)])
     timed = [row for row in rows if row["round"] != "median"]
     assert [(row["round"], row["arm"]) for row in timed] == [
         (1, "timm"), (1, "ours"), (2, "ours"), (2, "timm"), (3, "timm"), (3, "ours")]
@@ -102,6 +102,13 @@ def test_one_process_alternates_timms_step_and_ours_round_by_round(tmp_path, mon
         header = next(step_vs_timm.csv.reader(handle))
     assert {"wall_ms_per_step", "cpu_ms_per_step", "main_cpu_ms_per_step"} <= set(header)
     assert out.is_file() and not (tmp_path / "vs.csv.d").exists()
+    # after the rounds, each arm's steps under the profiler: its numbers and its trace (on the CPU:
+    # the wall time per step only, no CUDA activity to split)
+    with open(tmp_path / "vs-profile.csv") as handle:
+        profiled = list(step_vs_timm.csv.DictReader(handle))
+    assert [(row["arm"], row["steps"]) for row in profiled] == [("timm", "2"), ("ours", "2")]
+    assert all(float(row["ms_per_step"]) > 0 for row in profiled)
+    assert sorted(p.name for p in (tmp_path / "vs-profile").iterdir()) == ["ours.json.gz", "timm.json.gz"]
 
 
 @needs_timm
