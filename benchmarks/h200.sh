@@ -29,6 +29,9 @@
 #                 processes in turn for H200_VS_TIMM_ROUNDS (4) rounds of 4 blocks of
 #                 H200_VS_TIMM_STEPS (50) steps -> results/vs_timm_MODE.csv (arms: H200_VS_TIMM_ARMS,
 #                 default "timm timm+ours ours ours+cuda-defaults"; timm's need .gpu-extra as timm:MODE)
+#   scaler-cost   benchmarks/scaler_host_cost.py: the gradient scaler's host CPU per step beside the
+#                 optimizer step's, on the preset's model and optimizer (seconds; neither the bundle
+#                 nor the data) -> results/scaler_host_cost.log
 #   vs-timm-1p:MODE  benchmarks/step_vs_timm.py --one-process: timm's benchmark step and ours in ONE
 #                 process, blocks of H200_VS_TIMM_STEPS (50) steps alternating for
 #                 H200_VS_TIMM_1P_ROUNDS (30) rounds, the host's drift hitting both alike, under our
@@ -110,9 +113,9 @@ shift
 # every stage named is checked before anything runs: a misspelt one would waste a device call
 modes="none|default|reduce-overhead|max-autotune"
 for stage in "$@"; do
-    if ! [[ $stage =~ ^(data|diagnose|dali-stages|summary|wait)$ ||
+    if ! [[ $stage =~ ^(data|diagnose|dali-stages|scaler-cost|summary|wait)$ ||
         $stage =~ ^(train|detach:train|loader|choose|timm|vs-timm|vs-timm-1p|detach:vs-timm-1p):($modes)$ ]]; then
-        echo "unknown stage $stage: use data, diagnose, dali-stages, summary, wait, or train:, detach:train:," \
+        echo "unknown stage $stage: use data, diagnose, dali-stages, scaler-cost, summary, wait, or train:, detach:train:," \
             "loader:, choose:, timm:, vs-timm:, vs-timm-1p:, detach:vs-timm-1p: with a mode (${modes//|/, })" >&2
         exit 2
     fi
@@ -143,7 +146,7 @@ trap pack EXIT
 # cuts its rounds to the time left: eager needs no compile); a training job
 # includes the preset's 2 x 1,000 steps after its epochs (20-50 s); eager's job took 228 s on the H200
 # of docs/reference/h200/2026-12-06
-declare -A need=([data]=150 [diagnose]=200 [summary]=60 [dali-stages]=90 [loader:default]=330
+declare -A need=([data]=150 [diagnose]=200 [summary]=60 [dali-stages]=90 [scaler-cost]=60 [loader:default]=330
     [timm:none]=60 [timm:default]=150 [timm:reduce-overhead]=150 [timm:max-autotune]=560
     [loader:none]=150 [loader:reduce-overhead]=200 [loader:max-autotune]=600 [choose:none]=10
     [choose:default]=10 [choose:reduce-overhead]=10 [choose:max-autotune]=10
@@ -156,7 +159,8 @@ declare -A need=([data]=150 [diagnose]=200 [summary]=60 [dali-stages]=90 [loader
 # to repeat one under other conditions, e.g. H200_TAG=malloc MALLOC_TRIM_THRESHOLD_=... bash ...
 tag=${H200_TAG:+-$H200_TAG}
 # a stage is done when this file exists
-declare -A done_file=([diagnose]=results/loader_overhead.csv [summary]="$run/summary.csv")
+declare -A done_file=([diagnose]=results/loader_overhead.csv [summary]="$run/summary.csv"
+    [scaler-cost]=results/scaler_host_cost.log)
 stages_set=${H200_STAGES_SET:-}
 done_file[dali-stages]=results/dali_stages${stages_set:+-${stages_set// /,}}$tag.csv
 for mode in none default reduce-overhead max-autotune; do
@@ -173,7 +177,7 @@ done
 # with it, which need neither (vs-timm-1p then names the preset's classes in place of its file list),
 # or waiting
 bundle_needed=
-for stage in "$@"; do [[ $stage =~ ^(timm|vs-timm-1p|detach:vs-timm-1p):|^wait$ ]] || bundle_needed=1; done
+for stage in "$@"; do [[ $stage =~ ^(timm|vs-timm-1p|detach:vs-timm-1p):|^(wait|scaler-cost)$ ]] || bundle_needed=1; done
 if [ -n "$bundle_needed" ] && ! python3 -c 'import nvidia.dali, snakemake' 2>/dev/null; then
     [ -d /tmp/parts ] && bash .gpu-bundle/unbundle.sh /tmp/parts >>"$out/h200.log" 2>&1 || { log "bundle missing"; exit 1; }
 fi
@@ -235,6 +239,14 @@ for stage in "$@"; do
     log "$stage"
     case $stage in
         data) timeout "$(left)" "${sm[@]}" "$data/filelists/all.txt" >>"$out/h200.log" 2>&1 ;;
+        scaler-cost)  # written only once complete: a cut run is not "done before"
+            timeout "$(left)" python3 benchmarks/scaler_host_cost.py --configfile "${configs[@]}" \
+                --steps "${H200_SCALER_STEPS:-2000}" \
+                >results/scaler_host_cost.log.tmp 2>&1
+            status=$?
+            grep -v "Warning\|warn" results/scaler_host_cost.log.tmp | tee -a "$out/h200.log"
+            [ $status = 0 ] && mv results/scaler_host_cost.log.tmp results/scaler_host_cost.log
+            (exit $status) ;;
         diagnose)
             TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-bench TRITON_CACHE_DIR=/tmp/triton-cache-bench \
                 timeout "$(left)" python3 benchmarks/loader_overhead.py --configfile "${configs[@]}" \

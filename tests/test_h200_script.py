@@ -149,3 +149,22 @@ def test_the_one_process_comparison_with_timm_needs_neither_bundle_nor_data(tmp_
     assert [row["arm"] for row in rows if row["round"] == "median"] == ["timm", "ours"]
     with tarfile.open(out / "results.tgz") as packed:
         assert "results/vs_timm_1p_default.csv" in packed.getnames()
+
+
+def test_the_scalers_host_cost_needs_neither_bundle_nor_data(tmp_path):
+    """scaler-cost: benchmarks/scaler_host_cost.py on the preset, its output in the call's log and
+    kept (written once complete), so that a later call skips it."""
+    workdir = copy_workflow(tmp_path)
+    shutil.copytree(REPO / "benchmarks", workdir / "benchmarks", ignore=shutil.ignore_patterns("__pycache__"))
+    hide = tmp_path / "hidden"  # no bundle: Snakemake cannot be imported, and there are no parts to unpack
+    hide.mkdir()
+    (hide / "snakemake.py").write_text("raise ImportError('not on this host')\n")
+    out = workdir / "out"
+    done = h200(workdir, out, 100, "scaler-cost", PYTHONPATH=str(hide), H200_SCALER_STEPS="5")
+    log = (out / "h200.log").read_text()
+    assert done.returncode == 0 and "scaler-cost: exit 0" in log, done.stdout + done.stderr + log
+    assert "bundle missing" not in log and "resnet18 on cpu" in log and "the scaler's host cost:" in log
+    assert "the scaler's host cost:" in (workdir / "results" / "scaler_host_cost.log").read_text()
+    assert not (workdir / "results" / "scaler_host_cost.log.tmp").exists() and not (workdir / DATA).exists()
+    done = h200(workdir, workdir / "out2", 100, "scaler-cost", PYTHONPATH=str(hide))
+    assert "scaler-cost: done before" in (workdir / "out2" / "h200.log").read_text()
