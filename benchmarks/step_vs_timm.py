@@ -201,16 +201,21 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
             order = ("timm", "ours") if round_ % 2 else ("ours", "timm")
             for arm in order:
                 # the host's CPU time per step (all threads: the backward pass's launches run on
-                # autograd's thread), beside the wall time: which step is bound by the host
-                cpu, main = loader_overhead.process_cpu_s(), time.thread_time()
+                # autograd's thread), beside the wall time: which step is bound by the host. The
+                # kernel's exact clocks (process_time, not getrusage's, which Linux scales from
+                # tick samples and which can lag a thread's clock over one block)
+                cpu, main = time.process_time(), time.thread_time()
                 seconds = loader_overhead.timed(device, blocks[arm])
-                cpu, main = loader_overhead.process_cpu_s() - cpu, time.thread_time() - main
+                cpu, main = time.process_time() - cpu, time.thread_time() - main
                 rows.append({"round": round_, "arm": arm, "mode": mode,
                              "images_per_s": round(steps * t["batch_size"] / seconds, 1), "first": order[0],
                              "process": f"one ({settings} settings)",
                              "wall_ms_per_step": round(seconds * 1e3 / steps, 3),
                              "cpu_ms_per_step": round(cpu * 1e3 / steps, 3),
-                             "main_cpu_ms_per_step": round(main * 1e3 / steps, 3)})
+                             "main_cpu_ms_per_step": round(main * 1e3 / steps, 3),
+                             # after the block, on CUDA: memory held and the allocator's retries so
+                             # far (is the slow block of round 22/23 a retry's cudaFree?)
+                             **train.allocator_facts(device)})
             print(f"round {round_} " + ", ".join(f"{row['arm']} {row['images_per_s']:.1f}" for row in rows[-2:])
                   + " images/s", flush=True)
         if profile_steps and profile_out is not None:

@@ -94,7 +94,7 @@ def test_a_tagged_loader_stage_and_our_step_against_itself_under_other_process_s
     """H200_TAG repeats a done stage under other conditions; vs-timm alternates arms' processes."""
     workdir, _, _ = driven
     out = workdir / "out-tagged"
-    done = h200(workdir, out, 300, "loader:none", "vs-timm:none", H200_TAG="again", H200_BLOCKS="1",
+    done = h200(workdir, out, 600, "loader:none", "vs-timm:none", H200_TAG="again", H200_BLOCKS="1",
                 H200_STEPS="2", H200_ALONE_THREADS="1", H200_FEEDS="synthetic dali:reader.dont_use_mmap=true",
                 H200_VS_TIMM_ARMS="ours ours+cuda-defaults", H200_VS_TIMM_ROUNDS="2", H200_VS_TIMM_STEPS="2")
     log = (out / "h200.log").read_text()

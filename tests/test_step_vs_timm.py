@@ -93,8 +93,10 @@ def test_one_process_alternates_timms_step_and_ours_round_by_round(tmp_path, mon
     # each block's wall and host CPU time per step: the wall time is the block's rate, and on the
     # CPU both steps are all host work, the main thread's part of the whole process's
     for row in timed:
-        assert row["wall_ms_per_step"] == pytest.approx(8e3 / row["images_per_s"], rel=0.01)  # smoke: batch 8
+        # smoke: batch 8; images_per_s is rounded to 0.1
+        assert row["images_per_s"] == pytest.approx(8e3 / row["wall_ms_per_step"], abs=0.051)
         assert 0 < row["main_cpu_ms_per_step"] <= row["cpu_ms_per_step"] + 1
+        assert "alloc_retries" not in row  # the allocator's facts are CUDA's only
     ours = next(row for row in rows if row["round"] == "median" and row["arm"] == "ours")
     assert ours["rounds"] == 3 and len(ours["paired"].split()) == 3 and 0 <= ours["sign_test_p"] <= 1
     assert ours["cpu_ms_per_step"] == sorted(row["cpu_ms_per_step"] for row in timed if row["arm"] == "ours")[1]

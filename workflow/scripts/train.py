@@ -814,6 +814,18 @@ def peak_gpu_mem_gib(device: torch.device) -> float | None:
     return round(torch.cuda.max_memory_allocated(device) / 2**30, 3) if device.type == "cuda" else None
 
 
+def allocator_facts(device: torch.device) -> dict:
+    """The CUDA caching allocator's memory held now (GiB) and its retries so far: a retry is an
+    allocation that found no cached block and no free device memory, so the allocator freed every
+    unused cached block (cudaFree, which waits for the whole device) and tried again, a stall of
+    its own in whatever step it fell. {} off CUDA."""
+    if device.type != "cuda":
+        return {}
+    stats = torch.cuda.memory_stats(device)
+    return {"gpu_reserved_gib": round(stats.get("reserved_bytes.all.current", 0) / 2**30, 3),
+            "alloc_retries": stats.get("num_alloc_retries", 0)}
+
+
 def out_of_memory_message(mode_name: str, batch_size: int, device: torch.device) -> str:
     peak = peak_gpu_mem_gib(device)
     total = (f" of {torch.cuda.get_device_properties(device).total_memory / 2**30:.1f} GiB"
@@ -1295,6 +1307,8 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
         "first_step_s": round(results[0].first_step_s, 4),
         "loader_build_s": round(loader_build_s, 4),
         "peak_gpu_mem_gib": peak_gpu_mem_gib(device),
+        # the caching allocator's retries over the whole job (allocator_facts; None off CUDA)
+        "alloc_retries": allocator_facts(device).get("alloc_retries"),
         **dynamo_counts(),
         "recompiles": recompiles.count,
         "synthetic_batch_images_per_s": round(upper_bound, 2) if upper_bound else None,
