@@ -202,7 +202,7 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
             for arm in order:
                 # the host's CPU time per step (all threads: the backward pass's launches run on
                 # autograd's thread), beside the wall time: which step is bound by the host. The
-                # kernel's exact clocks (process_time, not getrusage's, which Linux scales from
+                # OS's exact clocks (process_time, not getrusage's, which Linux scales from
                 # tick samples and which can lag a thread's clock over one block)
                 cpu, main = time.process_time(), time.thread_time()
                 seconds = loader_overhead.timed(device, blocks[arm])
