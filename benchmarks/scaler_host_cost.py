@@ -50,8 +50,8 @@ def per_step(fn, steps: int, warmup: int, device: torch.device) -> tuple[float, 
 
 
 def measure(config: dict, steps: int, warmup: int, classes: int,
-            tiny: bool = False) -> tuple[int, dict[str, tuple[float, float]]]:
-    """(parameter tensors, {variant: (host CPU us, wall us) per step}); `tiny`: as many parameters
+            tiny: bool = False) -> tuple[str, dict[str, tuple[float, float]]]:
+    """(what was stepped, {variant: (host CPU us, wall us) per step}); `tiny`: as many parameters
     as the model's, of 8 elements each."""
     t = config["train"]
     device = train.check_device(t["device"])
@@ -71,8 +71,12 @@ def measure(config: dict, steps: int, warmup: int, classes: int,
         scaler.step(optimizer)
         scaler.update()
 
-    return len(list(model.parameters())), {"optimizer step": per_step(optimizer.step, steps, warmup, device),
-                                           "scaler and step": per_step(scaled, steps, warmup, device)}
+    # the optimizer's kind as train.build_optimizer chose it for the device
+    kind = "fused" if optimizer.defaults.get("fused") else "foreach" if optimizer.defaults.get("foreach") else "for-loop"
+    what = (f"{len(list(model.parameters()))} parameter tensors{' of 8 elements' if tiny else ''}, "
+            f"{type(optimizer).__name__} ({kind})")
+    return what, {"optimizer step": per_step(optimizer.step, steps, warmup, device),
+                  "scaler and step": per_step(scaled, steps, warmup, device)}
 
 
 def main() -> None:
@@ -93,9 +97,8 @@ def main() -> None:
     t = config["train"]
     if args.device:
         t["device"] = args.device
-    tensors, found = measure(config, args.steps, args.warmup, args.classes, args.tiny)
-    print(f"{t['model']} on {t['device']}, {tensors} parameter tensors{' of 8 elements' if args.tiny else ''}, SGD "
-          f"({'fused' if t['device'].startswith('cuda') else 'foreach'}), {args.steps} steps each; "
+    what, found = measure(config, args.steps, args.warmup, args.classes, args.tiny)
+    print(f"{t['model']} on {t['device']}, {what}, {args.steps} steps each; "
           f"Python {sys.version.split()[0]}, torch {torch.__version__}")
     for name, (cpu, wall) in found.items():
         print(f"  {name:<16} host CPU {cpu:8.1f} us per step, wall {wall:8.1f} us")
