@@ -41,7 +41,8 @@
 #                 the CUDA-graph modes with --mark-timm-steps (step_vs_timm.py's docstring says why);
 #                 then H200_VS_TIMM_1P_PROFILE (20) steps of each under the PyTorch profiler
 #                 -> results/vs_timm_1p_MODE-profile.csv (kernels, GPU busy and idle, the costliest
-#                 CUDA calls per step; traces in results/vs_timm_1p_MODE-profile/, not packed)
+#                 CUDA calls per step; traces in results/vs_timm_1p_MODE-profile/, not packed);
+#                 H200_VS_TIMM_1P_ALSO (none) adds arms: "ours:timm-model ours:no-scaler"
 #   train:MODE    one mode's training job (Snakemake; each job compiles into a cold cache)
 #   loader:MODE   benchmarks/loader_overhead.py for one mode: H200_BLOCKS (50) paired blocks of
 #                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch, the
@@ -292,6 +293,10 @@ for stage in "$@"; do
             classes=()  # no data made: the model's classes (H200_CLASSES, default Food-101's 101)
             [ -e "${done_file[data]}" ] || classes=(--classes "${H200_CLASSES:-101}")
             [[ $stage =~ :(reduce-overhead|max-autotune)$ ]] && classes+=(--mark-timm-steps)
+            # H200_VS_TIMM_1P_ALSO: more arms beside the two (step_vs_timm.py --also), e.g.
+            # "ours:timm-model ours:no-scaler": each adds a block a round and a compile
+            read -r -a also <<<"${H200_VS_TIMM_1P_ALSO:-}"
+            [ ${#also[@]} -eq 0 ] || classes+=(--also "${also[@]}")
             TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache-vs TRITON_CACHE_DIR=/tmp/triton-cache-vs \
                 timeout "$(left)" python3 benchmarks/step_vs_timm.py --configfile "${configs[@]}" \
                 --mode "${stage#vs-timm-1p:}" --one-process ours --rounds "${H200_VS_TIMM_1P_ROUNDS:-30}" \

@@ -409,17 +409,21 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.-]+", "_", text).strip("_")
 
 
-def our_step(config: dict, mode: str, device: torch.device, classes: int):
-    """(model, step): the training job's model, compiled under `mode` (none: eager), and its step."""
+def our_step(config: dict, mode: str, device: torch.device, classes: int, *, model: torch.nn.Module | None = None,
+             loss_scaling: bool = True):
+    """(model, step): the training job's model, compiled under `mode` (none: eager), and its step.
+    `model`: another model (on `device`, in training mode) in place of the job's torchvision one;
+    loss_scaling False: fp16 without the gradient scaler (train.make_train_step)."""
     t = config["train"]
     torch.manual_seed(t["seed"])
     train.use_cudnn_autotuner(device)  # as the training job does
-    model = train.build_model(t["model"], classes, device, t["channels_last"])
+    if model is None:
+        model = train.build_model(t["model"], classes, device, t["channels_last"])
     optimizer = train.build_optimizer(model, t["optimizer"], device)
     kwargs = train.compile_kwargs({"mode": mode})
     if kwargs is not None:
         model = torch.compile(model, **kwargs)
-    return model, train.make_train_step(model, optimizer, t["precision"], device)
+    return model, train.make_train_step(model, optimizer, t["precision"], device, loss_scaling=loss_scaling)
 
 
 def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str], steps: int, warmup: int,

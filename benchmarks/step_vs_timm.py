@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import csv
 import faulthandler
+import functools
 import os
 import signal
 import statistics
@@ -65,6 +66,10 @@ from loader_overhead import data_paths, load_config  # noqa: E402
 from train import count_classes  # noqa: E402
 
 ARMS = ("timm", "timm+ours", "ours", "ours+cuda-defaults")
+# with --one-process, more arms beside timm's and ours, to tell where a gap between those two lies:
+# our step on timm's model (the step against the model) and ours without fp16 loss scaling (what
+# the gradient scaler's calls cost: timm's step has no scaler)
+ALSO = ("ours:timm-model", "ours:no-scaler")
 AMP_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 
 
@@ -118,7 +123,7 @@ def arm_rate(arm: str, out: Path) -> float:
 def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int, classes: int, images: int,
                 script: Path | None, settings: str = "ours", time_limit: float | None = None,
                 mark_timm_steps: bool = False, profile_steps: int = 0,
-                profile_out: Path | None = None) -> list[dict]:
+                profile_out: Path | None = None, also: tuple[str, ...] = ()) -> list[dict]:
     """timm's benchmark step and ours in this one process, in blocks of `steps` steps that alternate
     round by round (timm first in odd rounds, ours first in even ones), so that the host's drift,
     which moved one process's rate by a quarter within minutes, hits both alike: rows per round and
@@ -134,7 +139,11 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
     steps begins with torch.compiler.cudagraph_mark_step_begin(), as ours does (the module's
     docstring says why the CUDA-graph modes need it). profile_steps: after the rounds, each arm's
     `profile_steps` steps under the PyTorch profiler (loader_overhead.profile_steps): its numbers per
-    arm to `profile_out` (CSV), the traces beside it (<profile_out stem>/<arm>.json.gz)."""
+    arm to `profile_out` (CSV), the traces beside it (<profile_out stem>/<arm>.json.gz). also: more
+    arms of ours (ALSO): `ours:timm-model`, our step (optimizer, loss scaling, stream) on a model
+    timm builds as its benchmark does (timm.create_model, no pretrained weights); `ours:no-scaler`,
+    our step and model with fp16 autocast unscaled, as timm's step runs. With more than two arms the
+    order rotates by one arm each round."""
     import loader_overhead
     import timm_bench
     import train
@@ -173,16 +182,30 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
         runner.num_warm_iter, runner.num_bench_iter, runner.log_freq = warm, count, count
         runner.run()
 
-    _, step = loader_overhead.our_step(config, mode, device, classes)
-    batches = loader_overhead.endless(loader_overhead.make_feed("synthetic", config, None, None, device,
-                                                                classes, images))
-    blocks = {"timm": lambda: timm_block(steps),
-              "ours": lambda: loader_overhead.run_steps(step, batches, steps, device, stream)}
-    warm = {"timm": loader_overhead.timed(device, lambda: timm_block(1, warm=warmup)),
-            "ours": loader_overhead.timed(device, lambda: loader_overhead.run_steps(step, batches, warmup, device,
-                                                                                    stream))}
     import timm
     import torch
+
+    ours = {"ours": loader_overhead.our_step(config, mode, device, classes)[1]}
+    for arm in also:
+        if arm == "ours:timm-model":
+            model = timm.create_model(t["model"], pretrained=False, num_classes=classes).to(device)
+            if t["channels_last"]:
+                model = model.to(memory_format=torch.channels_last)
+            ours[arm] = loader_overhead.our_step(config, mode, device, classes, model=model.train())[1]
+        elif arm == "ours:no-scaler":
+            ours[arm] = loader_overhead.our_step(config, mode, device, classes, loss_scaling=False)[1]
+        else:
+            raise ValueError(f"no such arm {arm!r} (one of {', '.join(ALSO)})")
+    batches = loader_overhead.endless(loader_overhead.make_feed("synthetic", config, None, None, device,
+                                                                classes, images))
+
+    def our_block(arm: str, count: int) -> None:
+        loader_overhead.run_steps(ours[arm], batches, count, device, stream)
+
+    arms = ["timm", *ours]
+    blocks = {"timm": lambda: timm_block(steps), **{arm: functools.partial(our_block, arm, steps) for arm in ours}}
+    warm = {"timm": loader_overhead.timed(device, lambda: timm_block(1, warm=warmup)),
+            **{arm: loader_overhead.timed(device, functools.partial(our_block, arm, warmup)) for arm in ours}}
 
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
     print(f"{name}, torch {torch.__version__}, timm {timm.__version__}, {classes} classes; "
@@ -198,7 +221,8 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
             if round_ > 1 and time_limit is not None and time.monotonic() - began > time_limit:
                 print(f"stopped after {round_ - 1} of {rounds} rounds (--time-limit)", flush=True)
                 break
-            order = ("timm", "ours") if round_ % 2 else ("ours", "timm")
+            turn = (round_ - 1) % len(arms)  # two arms: timm first in odd rounds, ours in even ones
+            order = arms[turn:] + arms[:turn]
             for arm in order:
                 # the host's CPU time per step (all threads: the backward pass's launches run on
                 # autograd's thread), beside the wall time: which step is bound by the host. The
@@ -216,11 +240,11 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
                              # after the block, on CUDA: memory held and the allocator's retries so
                              # far (is the slow block of round 22/23 a retry's cudaFree?)
                              **train.allocator_facts(device)})
-            print(f"round {round_} " + ", ".join(f"{row['arm']} {row['images_per_s']:.1f}" for row in rows[-2:])
+            print(f"round {round_} " + ", ".join(f"{row['arm']} {row['images_per_s']:.1f}"
+                                                 for row in rows[-len(arms):])
                   + " images/s", flush=True)
         if profile_steps and profile_out is not None:
-            runs = {"timm": timm_block,
-                    "ours": lambda count: loader_overhead.run_steps(step, batches, count, device, stream)}
+            runs = {"timm": timm_block, **{arm: functools.partial(our_block, arm) for arm in ours}}
             profile_arms(runs, mode, profile_steps, device, profile_out)
     return rows
 
@@ -280,6 +304,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="with --one-process: begin each of timm's steps with "
                              "torch.compiler.cudagraph_mark_step_begin(), as ours does (needed under the "
                              "CUDA-graph modes: see above)")
+    parser.add_argument("--also", nargs="+", choices=ALSO, default=[], metavar="ARM",
+                        help="with --one-process: more arms of ours, each against timm's in every round: "
+                             "ours:timm-model (our step on timm's model), ours:no-scaler (our step without fp16 "
+                             "loss scaling): where a gap between timm's step and ours lies")
     parser.add_argument("--profile-steps", type=int, default=0, metavar="N",
                         help="with --one-process: after the rounds, profile N steps of each arm (PyTorch "
                              "profiler): per arm, GPU busy and idle, kernels and the costliest CUDA calls per "
@@ -296,6 +324,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
                  "(an H100, 2026-12-06: no round in 5.5 minutes); or compare in processes of their own (--arms)")
     if args.mark_timm_steps and not args.one_process:
         sys.exit("step_vs_timm: --mark-timm-steps needs --one-process (timm's own process marks nothing)")
+    if args.also and not args.one_process:
+        sys.exit("step_vs_timm: --also needs --one-process (its arms run in the one process beside timm's)")
+    if len(set(args.also)) != len(args.also):
+        sys.exit(f"step_vs_timm: an arm is named twice in --also {' '.join(args.also)}")
     if args.classes is not None and not args.one_process:
         sys.exit("step_vs_timm: --classes needs --one-process (the arms' processes read the preset's file list)")
     if args.profile_steps < 0 or (args.profile_steps and not args.one_process):
@@ -317,8 +349,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
                            classes=classes, images=images, script=args.script, settings=args.one_process,
                            time_limit=args.time_limit, mark_timm_steps=args.mark_timm_steps,
                            profile_steps=args.profile_steps,
-                           profile_out=args.out.with_name(args.out.stem + "-profile.csv"))
-        return report(rows, ["timm", "ours"], args.mode, args.out)
+                           profile_out=args.out.with_name(args.out.stem + "-profile.csv"), also=tuple(args.also))
+        return report(rows, ["timm", "ours", *args.also], args.mode, args.out)
     logs = args.out.with_name(args.out.name + ".d")
     logs.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()

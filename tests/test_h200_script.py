@@ -123,15 +123,17 @@ def test_the_one_process_comparison_with_timm_needs_neither_bundle_nor_data(tmp_
     (hide / "snakemake.py").write_text("raise ImportError('not on this host')\n")
     out = workdir / "out"
     done = h200(workdir, out, 300, "vs-timm-1p:none", PYTHONPATH=str(hide), H200_VS_TIMM_1P_ROUNDS="2",
-                H200_VS_TIMM_STEPS="2", H200_CLASSES="5", H200_VS_TIMM_1P_PROFILE="2")
+                H200_VS_TIMM_STEPS="2", H200_CLASSES="5", H200_VS_TIMM_1P_PROFILE="2",
+                H200_VS_TIMM_1P_ALSO="ours:no-scaler")
     log = (out / "h200.log").read_text()
     assert done.returncode == 0 and "vs-timm-1p:none: exit 0" in log, done.stdout + done.stderr + log
     assert "bundle missing" not in log and "5 classes" in log
-    rows = read_csv(out / "vs_timm_1p_none.csv")
-    assert [row["arm"] for row in rows if row["round"] == "median"] == ["timm", "ours"]
+    rows = read_csv(out / "vs_timm_1p_none.csv")  # with the arm H200_VS_TIMM_1P_ALSO adds
+    assert [row["arm"] for row in rows if row["round"] == "median"] == ["timm", "ours", "ours:no-scaler"]
     # then each arm under the profiler (H200_VS_TIMM_1P_PROFILE steps): its numbers come back, its
     # traces stay on the host
-    assert [row["arm"] for row in read_csv(out / "vs_timm_1p_none-profile.csv")] == ["timm", "ours"]
+    assert [row["arm"] for row in read_csv(out / "vs_timm_1p_none-profile.csv")] == [
+        "timm", "ours", "ours:no-scaler"]
     assert "profile ours:" in log and "USDT" not in log
     assert not (workdir / DATA).exists()
     # detached (a cold max-autotune outlasts a call): the stage runs in a process of its own,

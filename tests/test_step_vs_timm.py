@@ -164,3 +164,47 @@ def test_mark_timm_steps_marks_the_start_of_each_of_timms_steps(tmp_path, monkey
         counted.append(len(marks))
     # timm's steps: its warm-up (1 untimed + 1 timed step, when made) and one block of 2
     assert counted[1] - counted[0] == 4
+
+
+@needs_timm
+def test_more_arms_tell_the_model_from_the_scaler_each_against_timms_step(tmp_path, monkeypatch):
+    import timm
+    import torch
+
+    # fp16, so that our step scales its loss (smoke trains in fp32): ours and ours:timm-model keep the
+    # scaler, ours:no-scaler has it off; ours:timm-model's model is timm's, built as timm's benchmark does
+    preset = tmp_path / "fp16.yaml"
+    preset.write_text("train:\n  precision: fp16\n  image_size: 32\n  batch_size: 2\n")
+    scalers, built = [], []
+    scaler, create = torch.amp.GradScaler, timm.create_model
+    monkeypatch.setattr(torch.amp, "GradScaler",
+                        lambda *args, **kwargs: (scalers.append(kwargs["enabled"]), scaler(*args, **kwargs))[1])
+    monkeypatch.setattr(timm, "create_model", lambda *args, **kwargs: (built.append(args), create(*args, **kwargs))[1])
+    out = tmp_path / "vs.csv"
+    rows = step_vs_timm.main(["--configfile", str(REPO / "configs" / "smoke.yaml"), str(preset), "--mode", "none",
+                              "--one-process", "ours", "--rounds", "3", "--steps", "2", "--warmup", "1",
+                              "--classes", "5", "--also", "ours:timm-model", "ours:no-scaler", "--out", str(out)])
+    arms = ["timm", "ours", "ours:timm-model", "ours:no-scaler"]
+    timed = [(row["round"], row["arm"]) for row in rows if row["round"] != "median"]
+    # the order turns by one arm a round, so that no arm always follows the same one
+    assert timed == [(1, arm) for arm in arms] + [(2, arm) for arm in arms[1:] + arms[:1]] + [
+        (3, arm) for arm in arms[2:] + arms[:2]]
+    summary = {row["arm"]: row for row in rows if row["round"] == "median"}
+    assert list(summary) == arms and "ratio_to_first" not in summary["timm"]
+    for arm in arms[1:]:  # each against timm's, round by round
+        assert summary[arm]["rounds"] == 3 and len(summary[arm]["paired"].split()) == 3
+    # ours:timm-model's model came from timm (resnet18: smoke's model; timm's benchmark holds its own
+    # reference to create_model, so its model is not counted here)
+    assert [args[0] for args in built] == ["resnet18"]
+    # timm's runner has no scaler of ours; ours, ours:timm-model scale the loss, ours:no-scaler does not
+    assert scalers == [True, True, False]
+    with open(out) as handle:
+        assert {row["arm"] for row in step_vs_timm.csv.DictReader(handle)} == set(arms)
+
+
+def test_more_arms_need_one_process(tmp_path):
+    with pytest.raises(SystemExit, match="--also needs --one-process"):
+        step_vs_timm.main(["--also", "ours:no-scaler", "--out", str(tmp_path / "vs.csv")])
+    with pytest.raises(SystemExit, match="named twice"):
+        step_vs_timm.main(["--one-process", "ours", "--classes", "5", "--also", "ours:no-scaler", "ours:no-scaler",
+                           "--out", str(tmp_path / "vs.csv")])

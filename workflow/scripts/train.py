@@ -780,10 +780,13 @@ class SyntheticLoader:
 # ----------------------------------------------------------------------------------------------
 # Training
 # ----------------------------------------------------------------------------------------------
-def make_train_step(model, optimizer, precision: str, device: torch.device) -> Callable:
-    """A closure doing one optimisation step; returns the loss as a device tensor (no sync)."""
+def make_train_step(model, optimizer, precision: str, device: torch.device, *,
+                    loss_scaling: bool = True) -> Callable:
+    """A closure doing one optimisation step; returns the loss as a device tensor (no sync).
+    fp16 scales the loss (GradScaler) unless loss_scaling is False, which only the benchmarks ask
+    for: what the scaler's own calls cost the step (benchmarks/step_vs_timm.py, timm's step has none)."""
     autocast_dtype = AUTOCAST_DTYPES[precision]
-    scaler = torch.amp.GradScaler(device.type, enabled=precision == "fp16")
+    scaler = torch.amp.GradScaler(device.type, enabled=precision == "fp16" and loss_scaling)
     use_cudagraph_marker = hasattr(torch.compiler, "cudagraph_mark_step_begin")
 
     def step(images: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
