@@ -104,6 +104,7 @@ def test_eager_with_dali_writes_one_row_per_epoch(dataset, tmp_path):
     saved = json.loads((tmp_path / "none.json").read_text())
     assert saved["compile"] is None and saved["graphs_compiled"] == 0
     assert saved["device"] == "cpu" and saved["peak_gpu_mem_gib"] is None and saved["alloc_retries"] is None
+    assert saved["alloc_ooms"] is None
     assert saved["num_classes"] == CLASSES and saved["dataset_images"] == 40
     assert 0 < saved["compile_s"] < sum(float(r["epoch_s"]) for r in rows)
     assert saved["versions"]["dali"] and saved["versions"]["torch"] == torch.__version__
@@ -930,3 +931,10 @@ def test_host_per_step_from_snapshots_and_without_proc(monkeypatch):
     assert summary == {"one": {"a": 2.0}, "fed": {"a": 5.0}}  # a field missing in one block is left out
     assert train.paired_host({}) is None
 
+
+def test_the_allocators_facts_are_read_from_its_stats_on_cuda_only(monkeypatch):
+    stats = {"reserved_bytes.all.current": 3 * 2**30 + 2**20, "num_alloc_retries": 2, "num_ooms": 1}
+    monkeypatch.setattr(train.torch.cuda, "memory_stats", lambda device: stats)
+    assert train.allocator_facts(torch.device("cuda")) == {"gpu_reserved_gib": 3.001, "alloc_retries": 2,
+                                                           "alloc_ooms": 1}
+    assert train.allocator_facts(torch.device("cpu")) == {}

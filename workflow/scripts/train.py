@@ -818,15 +818,19 @@ def peak_gpu_mem_gib(device: torch.device) -> float | None:
 
 
 def allocator_facts(device: torch.device) -> dict:
-    """The CUDA caching allocator's memory held now (GiB) and its retries so far: a retry is an
-    allocation that found no cached block and no free device memory, so the allocator freed every
-    unused cached block (cudaFree, which waits for the whole device) and tried again, a stall of
-    its own in whatever step it fell. {} off CUDA."""
+    """The CUDA caching allocator's memory held now (GiB), its retries and its out-of-memory errors
+    so far. A retry is an allocation that found no cached block and whose cudaMalloc failed, so the
+    allocator freed every unused cached block (cudaFree, which waits for the whole device) and tried
+    again: a stall of its own in whatever step it fell. With most of the device free only a huge
+    request fails; one that fails again raises an out-of-memory error (`alloc_ooms`), which a
+    caller may catch, as cuDNN's benchmark mode does for an algorithm whose workspace does not fit.
+    On H100s every block of steps holding a retry was among its arm's slowest (2026-12-07g). {} off
+    CUDA."""
     if device.type != "cuda":
         return {}
     stats = torch.cuda.memory_stats(device)
     return {"gpu_reserved_gib": round(stats.get("reserved_bytes.all.current", 0) / 2**30, 3),
-            "alloc_retries": stats.get("num_alloc_retries", 0)}
+            "alloc_retries": stats.get("num_alloc_retries", 0), "alloc_ooms": stats.get("num_ooms", 0)}
 
 
 def out_of_memory_message(mode_name: str, batch_size: int, device: torch.device) -> str:
@@ -1310,8 +1314,9 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
         "first_step_s": round(results[0].first_step_s, 4),
         "loader_build_s": round(loader_build_s, 4),
         "peak_gpu_mem_gib": peak_gpu_mem_gib(device),
-        # the caching allocator's retries over the whole job (allocator_facts; None off CUDA)
-        "alloc_retries": allocator_facts(device).get("alloc_retries"),
+        # the caching allocator's retries and out-of-memory errors (caught ones too) over the whole
+        # job (allocator_facts; None off CUDA)
+        **{key: allocator_facts(device).get(key) for key in ("alloc_retries", "alloc_ooms")},
         **dynamo_counts(),
         "recompiles": recompiles.count,
         "synthetic_batch_images_per_s": round(upper_bound, 2) if upper_bound else None,
