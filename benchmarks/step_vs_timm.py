@@ -215,7 +215,8 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
     rows = []
     # as the training job after its compile (train.gc_frozen). (Every such run on an H100 before
     # 2026-12-07e had its slowest block of ours in round 22 under `default` or 23 under eager; frozen,
-    # the H100 of 2026-12-07f still had it in two of four runs: not the collector, cause unknown.)
+    # the H100 of 2026-12-07f still had it in two of four runs: not the collector. On 2026-12-07g's
+    # it held a retry of the CUDA caching allocator, recorded per row below.)
     with train.gc_frozen():
         for round_ in range(1, rounds + 1):
             if round_ > 1 and time_limit is not None and time.monotonic() - began > time_limit:

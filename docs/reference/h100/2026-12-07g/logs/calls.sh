@@ -1,7 +1,6 @@
 # 2026-12-07g: the device calls as run (tool `run`, carry [".gpu-extra"]: timm's benchmark.py of
 # commit 6c376d81, sha256 7cc5d534f850..., and timm 1.0.29's wheel). The session's first start
-# (kind nvidia-h200) got no machine (181 s of device time), the second was refused inside a
-# none_now window (90 s); the third (kind nvidia-h200, without needs_h200) got an NVIDIA H100 80GB
+# (kind nvidia-h200) got no machine (181 s of device time), nor did the second (90 s); the third (kind nvidia-h200, without needs_h200) got an NVIDIA H100 80GB
 # HBM3 host (16 CPU cores, driver 580.159.04, kernel 6.18.44, Python 3.12.3, torch 2.11.0+cu130,
 # timm 1.0.29) with 1,529 s of the session's 1,800 s left; four calls back to back; given back
 # with 199 s left. Code of commit 09394e2 (step_vs_timm.py --also; h200.sh H200_VS_TIMM_1P_ALSO).
