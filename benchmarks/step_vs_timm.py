@@ -25,6 +25,9 @@ records its wall time per step and the host's CPU time per step (the whole proce
 thread's): where a step's CPU time nears its wall time, the host, not the GPU, sets its pace, and
 there the step that asks less of the CPU wins (the H100 of 2026-12-07f, 20-40% slower than other
 H100s under eager and `default` but not under `reduce-overhead`, had our `default` step 4% behind).
+--also adds arms of ours to the one process, each against timm's round by round: ours:timm-model
+(our step on timm's model) and ours:no-scaler (our step without fp16 loss scaling), which split a
+gap into the model's part and the scaler's (2026-12-07g: the model none, the scaler 1-2%).
 
 Every arm compiles with torch.compile's mode --mode (`none`: eager) and shares the inductor cache of
 the environment, so only the first round pays a cold compile; compile time is never timed (both
@@ -238,8 +241,8 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
                              "wall_ms_per_step": round(seconds * 1e3 / steps, 3),
                              "cpu_ms_per_step": round(cpu * 1e3 / steps, 3),
                              "main_cpu_ms_per_step": round(main * 1e3 / steps, 3),
-                             # after the block, on CUDA: memory held and the allocator's retries so
-                             # far (is the slow block of round 22/23 a retry's cudaFree?)
+                             # after the block, on CUDA: memory held, the allocator's retries and
+                             # out-of-memory errors so far (a retry made 2026-12-07g's slow blocks)
                              **train.allocator_facts(device)})
             print(f"round {round_} " + ", ".join(f"{row['arm']} {row['images_per_s']:.1f}"
                                                  for row in rows[-len(arms):])

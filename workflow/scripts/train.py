@@ -783,8 +783,9 @@ class SyntheticLoader:
 def make_train_step(model, optimizer, precision: str, device: torch.device, *,
                     loss_scaling: bool = True) -> Callable:
     """A closure doing one optimisation step; returns the loss as a device tensor (no sync).
-    fp16 scales the loss (GradScaler) unless loss_scaling is False, which only the benchmarks ask
-    for: what the scaler's own calls cost the step (benchmarks/step_vs_timm.py, timm's step has none)."""
+    fp16 scales the loss (GradScaler) unless loss_scaling is False (the scaler disabled: its calls
+    return at once), which only the benchmarks ask for: what the scaler's own calls cost the step
+    (benchmarks/step_vs_timm.py --also ours:no-scaler; timm's step has no scaler)."""
     autocast_dtype = AUTOCAST_DTYPES[precision]
     scaler = torch.amp.GradScaler(device.type, enabled=precision == "fp16" and loss_scaling)
     use_cudagraph_marker = hasattr(torch.compiler, "cudagraph_mark_step_begin")
