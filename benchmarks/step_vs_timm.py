@@ -218,8 +218,9 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
     rows = []
     # as the training job after its compile (train.gc_frozen). (Every such run on an H100 before
     # 2026-12-07e had its slowest block of ours in round 22 under `default` or 23 under eager; frozen,
-    # the H100 of 2026-12-07f still had it in two of four runs: not the collector. On 2026-12-07g's
-    # it held a retry of the CUDA caching allocator, recorded per row below.)
+    # the H100 of 2026-12-07f still had it in two of four runs: not the collector. 2026-12-07g found
+    # it: a retry of the CUDA caching allocator once new side streams, one per block, had filled the
+    # GPU; train.training_stream reuses one since.)
     with train.gc_frozen():
         for round_ in range(1, rounds + 1):
             if round_ > 1 and time_limit is not None and time.monotonic() - began > time_limit:
@@ -242,7 +243,8 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
                              "cpu_ms_per_step": round(cpu * 1e3 / steps, 3),
                              "main_cpu_ms_per_step": round(main * 1e3 / steps, 3),
                              # after the block, on CUDA: memory held, the allocator's retries and
-                             # out-of-memory errors so far (a retry made 2026-12-07g's slow blocks)
+                             # out-of-memory errors so far (2026-12-07g: flat memory, no retries
+                             # expected with the side stream made once)
                              **train.allocator_facts(device)})
             print(f"round {round_} " + ", ".join(f"{row['arm']} {row['images_per_s']:.1f}"
                                                  for row in rows[-len(arms):])

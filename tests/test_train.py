@@ -1,5 +1,6 @@
 """Training job: real DALI CPU pipeline, real torch.compile on the CPU, real files."""
 
+import contextlib
 import csv
 import gc
 import json
@@ -938,3 +939,38 @@ def test_the_allocators_facts_are_read_from_its_stats_on_cuda_only(monkeypatch):
     assert train.allocator_facts(torch.device("cuda")) == {"gpu_reserved_gib": 3.001, "alloc_retries": 2,
                                                            "alloc_ooms": 1}
     assert train.allocator_facts(torch.device("cpu")) == {}
+
+
+def test_the_side_stream_is_made_once_and_reused_by_every_block(monkeypatch):
+    """The caching allocator reuses memory only on the stream that allocated it: a new side stream
+    per block of steps (the benchmarks enter training_stream once per block) held the step's whole
+    working set anew each block until the GPU was full (2026-12-07g). No GPU here: CUDA's stream
+    calls are stood in for, recording what training_stream asks of them."""
+    made, entered = [], []
+
+    class Stream:
+        def __init__(self, device, priority=0):
+            self.priority = priority
+            made.append(self)
+
+        def wait_stream(self, other):
+            pass
+
+    @contextlib.contextmanager
+    def stream(s):
+        entered.append(s)
+        yield
+
+    monkeypatch.setattr(train, "_SIDE_STREAMS", {})
+    monkeypatch.setattr(train.torch.cuda, "Stream", Stream)
+    monkeypatch.setattr(train.torch.cuda, "stream", stream)
+    monkeypatch.setattr(train.torch.cuda, "current_stream", lambda device=None: Stream(device))
+    cuda = torch.device("cuda", 0)
+    for policy in ("side", "side", "side-high", "side", "side-high"):
+        with train.training_stream(cuda, policy) as used:
+            assert used == policy
+    side, high = entered[0], entered[2]
+    assert entered == [side, side, high, side, high] and side is not high
+    assert (side.priority, high.priority) == (0, train.HIGH_PRIORITY)
+    with train.training_stream(cuda, "default") as used:
+        assert used == "default" and len(entered) == 5  # the legacy default stream: nothing entered

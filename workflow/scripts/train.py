@@ -324,23 +324,40 @@ def cuda_sync(policy: str | None, device: torch.device, driver=None) -> str | No
 HIGH_PRIORITY = -1
 
 
+# the side streams made so far, one per device and priority (training_stream)
+_SIDE_STREAMS: dict[tuple[torch.device, int], torch.cuda.Stream] = {}
+
+
 @contextlib.contextmanager
 def training_stream(device: torch.device, policy: str) -> Iterator[str]:
     """Run what is inside on the CUDA stream `policy` names; yields what was used, for the JSON.
 
-    side: a new stream of PyTorch's (created non-blocking). On the legacy default stream, work
-    that DALI or nvJPEG puts on blocking streams (or any synchronous CUDA call they make) is
+    side: a stream of PyTorch's of its own (created non-blocking). On the legacy default stream,
+    work that DALI or nvJPEG puts on blocking streams (or any synchronous CUDA call they make) is
     ordered with every training kernel around it, so the loader's GPU work lands on the step's
     critical path; a stream of its own lets the two overlap. side-high: the same at high
     priority, so that when DALI's kernels (resize, normalise) and the step's both wait for the
     GPU, the step's go first and DALI's fill the gaps (DALI has batches to spare: it runs ahead).
     default: the legacy default stream.
+
+    The side stream is made once per process, device and priority, and every later block runs
+    on the same one: PyTorch's caching allocator reuses freed memory only on the stream it was
+    allocated on, so the benchmarks, which enter this once per block of steps, held a ResNet-50
+    step's whole working set anew for each block on a new stream (3.2 GB more per 50-step block
+    on an H100, 2026-12-07g) until the GPU was full and the allocator freed everything and
+    retried (a stall of 0.2-0.4 s: the slow round 22/23 of the comparisons with timm), and paid
+    the cudaMallocs of that working set in each block's first step. (The training job enters it
+    once.)
     """
     if device.type != "cuda" or policy == "default":
         yield "default" if device.type == "cuda" else "none (cpu)"
         return
     priority = HIGH_PRIORITY if policy == "side-high" else 0
-    stream = torch.cuda.Stream(device, priority=priority)
+    key = (torch.device(device.type, device.index if device.index is not None else torch.cuda.current_device()),
+           priority)
+    if key not in _SIDE_STREAMS:
+        _SIDE_STREAMS[key] = torch.cuda.Stream(device, priority=priority)
+    stream = _SIDE_STREAMS[key]
     stream.wait_stream(torch.cuda.current_stream(device))
     with torch.cuda.stream(stream):
         yield policy
@@ -822,11 +839,10 @@ def allocator_facts(device: torch.device) -> dict:
     """The CUDA caching allocator's memory held now (GiB), its retries and its out-of-memory errors
     so far. A retry is an allocation that found no cached block and whose cudaMalloc failed, so the
     allocator freed every unused cached block (cudaFree, which waits for the whole device) and tried
-    again: a stall of its own in whatever step it fell. With most of the device free only a huge
-    request fails; one that fails again raises an out-of-memory error (`alloc_ooms`), which a
-    caller may catch, as cuDNN's benchmark mode does for an algorithm whose workspace does not fit.
-    On H100s every block of steps holding a retry was among its arm's slowest (2026-12-07g). {} off
-    CUDA."""
+    again: a stall of its own in whatever step it fell (on H100s, 0.2-0.4 s, when a new side stream
+    per block had filled the GPU: training_stream). One that fails again raises an out-of-memory
+    error, counted in `alloc_ooms` whether or not a caller catches it (cuDNN's benchmark mode
+    catches those of algorithms whose workspace does not fit). {} off CUDA."""
     if device.type != "cuda":
         return {}
     stats = torch.cuda.memory_stats(device)
