@@ -353,8 +353,7 @@ def training_stream(device: torch.device, policy: str) -> Iterator[str]:
         yield "default" if device.type == "cuda" else "none (cpu)"
         return
     priority = HIGH_PRIORITY if policy == "side-high" else 0
-    key = (torch.device(device.type, device.index if device.index is not None else torch.cuda.current_device()),
-           priority)
+    key = (device, priority)
     if key not in _SIDE_STREAMS:
         _SIDE_STREAMS[key] = torch.cuda.Stream(device, priority=priority)
     stream = _SIDE_STREAMS[key]
