@@ -42,7 +42,7 @@
 #                 then H200_VS_TIMM_1P_PROFILE (20) steps of each under the PyTorch profiler
 #                 -> results/vs_timm_1p_MODE-profile.csv (kernels, GPU busy and idle, the costliest
 #                 CUDA calls per step; traces in results/vs_timm_1p_MODE-profile/, not packed);
-#                 H200_VS_TIMM_1P_ALSO (none) adds arms: "ours:timm-model ours:no-scaler"
+#                 H200_VS_TIMM_1P_ALSO (none) adds arms: "ours:timm-model ours:no-scaler ours:torch-scaler"
 #   train:MODE    one mode's training job (Snakemake; each job compiles into a cold cache)
 #   loader:MODE   benchmarks/loader_overhead.py for one mode: H200_BLOCKS (50) paired blocks of
 #                 H200_STEPS (40) steps, the feeds in H200_FEEDS (default: one batch, the

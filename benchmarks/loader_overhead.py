@@ -410,10 +410,10 @@ def slug(text: str) -> str:
 
 
 def our_step(config: dict, mode: str, device: torch.device, classes: int, *, model: torch.nn.Module | None = None,
-             loss_scaling: bool = True):
+             loss_scaler: str = "fused"):
     """(model, step): the training job's model, compiled under `mode` (none: eager), and its step.
     `model`: another model (on `device`, in training mode) in place of the job's torchvision one;
-    loss_scaling False: fp16 without the gradient scaler (train.make_train_step)."""
+    loss_scaler: the job's ("fused"), "torch" (torch.amp.GradScaler) or "none" (train.make_train_step)."""
     t = config["train"]
     torch.manual_seed(t["seed"])
     train.use_cudnn_autotuner(device)  # as the training job does
@@ -423,7 +423,7 @@ def our_step(config: dict, mode: str, device: torch.device, classes: int, *, mod
     kwargs = train.compile_kwargs({"mode": mode})
     if kwargs is not None:
         model = torch.compile(model, **kwargs)
-    return model, train.make_train_step(model, optimizer, t["precision"], device, loss_scaling=loss_scaling)
+    return model, train.make_train_step(model, optimizer, t["precision"], device, loss_scaler=loss_scaler)
 
 
 def bench_mode(mode: str, config: dict, filelist, images_dir, *, feeds: list[str], steps: int, warmup: int,

@@ -26,8 +26,10 @@ thread's): where a step's CPU time nears its wall time, the host, not the GPU, s
 there the step that asks less of the CPU wins (the H100 of 2026-12-07f, 20-40% slower than other
 H100s under eager and `default` but not under `reduce-overhead`, had our `default` step 4% behind).
 --also adds arms of ours to the one process, each against timm's round by round: ours:timm-model
-(our step on timm's model) and ours:no-scaler (our step without fp16 loss scaling), which split a
-gap into the model's part and the scaler's (2026-12-07g: the model none, the scaler 1-2%).
+(our step on timm's model), ours:no-scaler (our step without fp16 loss scaling) and ours:torch-scaler
+(our step with torch.amp.GradScaler in place of train.FusedLossScaler, the job's scaler since
+2026-12-07h), which split a gap into the model's part and the scaler's (2026-12-07g, GradScaler's
+days: the model none, the scaler 1-2%).
 
 Every arm compiles with torch.compile's mode --mode (`none`: eager) and shares the inductor cache of
 the environment, so only the first round pays a cold compile; compile time is never timed (both
@@ -71,8 +73,9 @@ from train import count_classes  # noqa: E402
 ARMS = ("timm", "timm+ours", "ours", "ours+cuda-defaults")
 # with --one-process, more arms beside timm's and ours, to tell where a gap between those two lies:
 # our step on timm's model (the step against the model) and ours without fp16 loss scaling (what
-# the gradient scaler's calls cost: timm's step has no scaler)
-ALSO = ("ours:timm-model", "ours:no-scaler")
+# the gradient scaler's calls cost: timm's step has no scaler) and ours with torch's GradScaler in
+# place of our leaner FusedLossScaler (what that saves)
+ALSO = ("ours:timm-model", "ours:no-scaler", "ours:torch-scaler")
 AMP_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 
 
@@ -145,7 +148,8 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
     arm to `profile_out` (CSV), the traces beside it (<profile_out stem>/<arm>.json.gz). also: more
     arms of ours (ALSO): `ours:timm-model`, our step (optimizer, loss scaling, stream) on a model
     timm builds as its benchmark does (timm.create_model, no pretrained weights); `ours:no-scaler`,
-    our step and model with fp16 autocast unscaled, as timm's step runs. With more than two arms the
+    our step and model with fp16 autocast unscaled, as timm's step runs; `ours:torch-scaler`, our
+    step and model with torch.amp.GradScaler in place of train.FusedLossScaler. With more than two arms the
     order rotates by one arm each round."""
     import loader_overhead
     import timm_bench
@@ -195,8 +199,9 @@ def one_process(config: dict, mode: str, *, rounds: int, steps: int, warmup: int
             if t["channels_last"]:
                 model = model.to(memory_format=torch.channels_last)
             ours[arm] = loader_overhead.our_step(config, mode, device, classes, model=model.train())[1]
-        elif arm == "ours:no-scaler":
-            ours[arm] = loader_overhead.our_step(config, mode, device, classes, loss_scaling=False)[1]
+        elif arm in ("ours:no-scaler", "ours:torch-scaler"):
+            scaler = {"ours:no-scaler": "none", "ours:torch-scaler": "torch"}[arm]
+            ours[arm] = loader_overhead.our_step(config, mode, device, classes, loss_scaler=scaler)[1]
         else:
             raise ValueError(f"no such arm {arm!r} (one of {', '.join(ALSO)})")
     batches = loader_overhead.endless(loader_overhead.make_feed("synthetic", config, None, None, device,
@@ -313,7 +318,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--also", nargs="+", choices=ALSO, default=[], metavar="ARM",
                         help="with --one-process: more arms of ours, each against timm's in every round: "
                              "ours:timm-model (our step on timm's model), ours:no-scaler (our step without fp16 "
-                             "loss scaling): where a gap between timm's step and ours lies")
+                             "loss scaling), ours:torch-scaler (with torch.amp.GradScaler): where a gap between timm's step and ours lies")
     parser.add_argument("--profile-steps", type=int, default=0, metavar="N",
                         help="with --one-process: after the rounds, profile N steps of each arm (PyTorch "
                              "profiler): per arm, GPU busy and idle, kernels and the costliest CUDA calls per "

@@ -172,7 +172,8 @@ def test_more_arms_tell_the_model_from_the_scaler_each_against_timms_step(tmp_pa
     import torch
 
     # fp16, so that our step scales its loss (smoke trains in fp32): ours and ours:timm-model keep the
-    # scaler, ours:no-scaler has it off; ours:timm-model's model is timm's, built as timm's benchmark does
+    # scaler, ours:no-scaler has it off, ours:torch-scaler has torch's (on the CPU, where SGD is not fused,
+    # so are the others'); ours:timm-model's model is timm's, built as timm's benchmark does
     preset = tmp_path / "fp16.yaml"
     preset.write_text("train:\n  precision: fp16\n  image_size: 32\n  batch_size: 2\n")
     scalers, built = [], []
@@ -183,8 +184,8 @@ def test_more_arms_tell_the_model_from_the_scaler_each_against_timms_step(tmp_pa
     out = tmp_path / "vs.csv"
     rows = step_vs_timm.main(["--configfile", str(REPO / "configs" / "smoke.yaml"), str(preset), "--mode", "none",
                               "--one-process", "ours", "--rounds", "3", "--steps", "2", "--warmup", "1",
-                              "--classes", "5", "--also", "ours:timm-model", "ours:no-scaler", "--out", str(out)])
-    arms = ["timm", "ours", "ours:timm-model", "ours:no-scaler"]
+                              "--classes", "5", "--also", "ours:timm-model", "ours:no-scaler", "ours:torch-scaler", "--out", str(out)])
+    arms = ["timm", "ours", "ours:timm-model", "ours:no-scaler", "ours:torch-scaler"]
     timed = [(row["round"], row["arm"]) for row in rows if row["round"] != "median"]
     # the order turns by one arm a round, so that no arm always follows the same one
     assert timed == [(1, arm) for arm in arms] + [(2, arm) for arm in arms[1:] + arms[:1]] + [
@@ -196,8 +197,9 @@ def test_more_arms_tell_the_model_from_the_scaler_each_against_timms_step(tmp_pa
     # ours:timm-model's model came from timm (resnet18: smoke's model; timm's benchmark holds its own
     # reference to create_model, so its model is not counted here)
     assert [args[0] for args in built] == ["resnet18"]
-    # timm's runner has no scaler of ours; ours, ours:timm-model scale the loss, ours:no-scaler does not
-    assert scalers == [True, True, False]
+    # timm's runner has no scaler of ours; ours, ours:timm-model, ours:torch-scaler scale the loss,
+    # ours:no-scaler does not
+    assert scalers == [True, True, False, True]
     with open(out) as handle:
         assert {row["arm"] for row in step_vs_timm.csv.DictReader(handle)} == set(arms)
 

@@ -730,6 +730,67 @@ def test_fused_sgd_survives_a_skipped_first_step():
     assert all(torch.isfinite(p).all() for p in model.parameters())
 
 
+def fused_sgd(model: torch.nn.Module) -> torch.optim.SGD:
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-5, fused=True)
+    train.zero_momentum_buffers(optimizer)
+    return optimizer
+
+
+def test_fused_loss_scaler_steps_exactly_as_torchs_grad_scaler():
+    """GradScaler's math: the same parameters, scale and skipped steps, through an inf gradient, the
+    backoff, and growth after growth_interval finite steps (fused SGD on the CPU, as on CUDA)."""
+    torch.manual_seed(0)
+    ours, theirs = torch.nn.Linear(16, 4), torch.nn.Linear(16, 4)
+    theirs.load_state_dict(ours.state_dict())
+    ours_opt, theirs_opt = fused_sgd(ours), fused_sgd(theirs)
+    fused = train.FusedLossScaler(ours_opt, torch.device("cpu"), init_scale=1024.0, growth_interval=3)
+    scaler = torch.amp.GradScaler("cpu", init_scale=1024.0, growth_interval=3)
+    images, labels = torch.randn(8, 16), torch.randint(0, 4, (8,))
+    scales = []
+    for i in range(9):
+        before = ours.weight.detach().clone()
+        for model, scale in ((ours, fused.scale_loss), (theirs, scaler.scale)):
+            model.zero_grad(set_to_none=True)
+            loss = torch.nn.functional.cross_entropy(model(images), labels)
+            scale(loss).backward()
+            if i == 4:  # an overflow: the step is skipped, the scale halves
+                model.weight.grad[0, 0] = float("inf")
+        fused.step()
+        scaler.step(theirs_opt)
+        scaler.update()
+        assert all(torch.equal(a, b) for a, b in zip(ours.parameters(), theirs.parameters())), f"step {i}"
+        assert torch.equal(ours.weight, before) == (i == 4)
+        assert fused.scale.item() == scaler.get_scale()
+        assert not hasattr(ours_opt, "found_inf") and not hasattr(ours_opt, "grad_scale")
+        scales.append(fused.scale.item())
+    assert scales == [1024, 1024, 2048, 2048, 1024, 1024, 1024, 2048, 2048]
+
+
+def test_fused_loss_scaler_needs_a_fused_optimizer():
+    model = torch.nn.Linear(4, 2)
+    with pytest.raises(ValueError, match="SGD does not unscale in its step.*GradScaler"):
+        train.FusedLossScaler(torch.optim.SGD(model.parameters(), lr=0.1, foreach=True), torch.device("cpu"))
+
+
+def test_train_step_picks_its_loss_scaler_and_says_which():
+    model = torch.nn.Linear(16, 4)
+    images, labels = torch.randn(8, 16), torch.randint(0, 4, (8,))
+    cpu = torch.device("cpu")
+    picked = {}
+    for precision, optimizer, scaler in (("fp16", fused_sgd(model), "fused"), ("fp16", fused_sgd(model), "torch"),
+                                         ("fp16", fused_sgd(model), "none"), ("fp32", fused_sgd(model), "fused"),
+                                         ("fp16", torch.optim.SGD(model.parameters(), lr=0.1, foreach=True), "fused")):
+        step = train.make_train_step(model, optimizer, precision, cpu, loss_scaler=scaler)
+        assert torch.isfinite(step(images, labels))
+        picked[precision, optimizer.defaults["fused"] or False, scaler] = (step.loss_scaler, step.loss_scale())
+    assert picked == {("fp16", True, "fused"): ("fused", 65536.0),
+                      ("fp16", True, "torch"): ("torch.amp.GradScaler", 65536.0),
+                      ("fp16", True, "none"): (None, None), ("fp32", True, "fused"): (None, None),
+                      ("fp16", False, "fused"): ("torch.amp.GradScaler", 65536.0)}  # not fused: torch's
+    with pytest.raises(ValueError, match="no such loss scaler 'lean'"):
+        train.make_train_step(model, fused_sgd(model), "fp16", cpu, loss_scaler="lean")
+
+
 def test_cold_compile_cache_is_new_empty_used_and_removed(monkeypatch, tmp_path):
     shared = tmp_path / "shared"
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(shared))

@@ -796,15 +796,79 @@ class SyntheticLoader:
 # ----------------------------------------------------------------------------------------------
 # Training
 # ----------------------------------------------------------------------------------------------
+LOSS_SCALERS = ("fused", "torch", "none")
+
+
+class FusedLossScaler:
+    """fp16 loss scaling with torch.amp.GradScaler's math, its defaults and its ATen ops, for an
+    optimizer that unscales the gradients inside its fused step (torch.optim.SGD(fused=True): it
+    reads `grad_scale` and `found_inf` as device tensors and skips its update when found_inf is
+    set), without GradScaler's per-step host work: no per-step state dicts, signature inspection,
+    per-device grouping of the gradients, or new tensors for the inf flag, the check's scale, the
+    flags' sum and the scale's product (3 kernel launches a step fewer). Per step: the loss times
+    the scale; the gradients checked for inf/NaN into one persistent flag
+    (_amp_foreach_non_finite_check_and_unscale_ with a scale of 1, as GradScaler does for fused
+    optimizers); the fused step; the scale backed off or grown (_amp_update_scale_). No host sync.
+    What the two cost the host per step: benchmarks/scaler_host_cost.py."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer, device: torch.device, *, init_scale: float = 2.0**16,
+                 growth_factor: float = 2.0, backoff_factor: float = 0.5, growth_interval: int = 2000):
+        if not getattr(optimizer, "_step_supports_amp_scaling", False):
+            raise ValueError(f"{type(optimizer).__name__} does not unscale in its step (fused=True does): "
+                             "use torch.amp.GradScaler")
+        self.optimizer = optimizer
+        self.scale = torch.full((), init_scale, dtype=torch.float32, device=device)
+        self.growth_tracker = torch.zeros((), dtype=torch.int32, device=device)
+        self.found_inf = torch.zeros((), dtype=torch.float32, device=device)
+        self._check_only = torch.ones((), dtype=torch.float32, device=device)  # scale 1: check, leave as is
+        self._update = (growth_factor, backoff_factor, growth_interval)
+        groups: dict[torch.dtype, list[torch.Tensor]] = {}  # the check takes one dtype per call
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                groups.setdefault(param.dtype, []).append(param)
+        self._params = list(groups.values())
+
+    def scale_loss(self, loss: torch.Tensor) -> torch.Tensor:
+        return loss * self.scale
+
+    def step(self) -> None:
+        """The optimizer's step unless a gradient is inf/NaN, then the scale's update."""
+        self.found_inf.zero_()
+        for params in self._params:
+            grads = [param.grad for param in params if param.grad is not None]
+            if grads:
+                torch._amp_foreach_non_finite_check_and_unscale_(grads, self.found_inf, self._check_only)
+        self.optimizer.grad_scale, self.optimizer.found_inf = self.scale, self.found_inf
+        try:
+            self.optimizer.step()
+        finally:
+            del self.optimizer.grad_scale, self.optimizer.found_inf
+        torch._amp_update_scale_(self.scale, self.growth_tracker, self.found_inf, *self._update)
+
+
 def make_train_step(model, optimizer, precision: str, device: torch.device, *,
-                    loss_scaling: bool = True) -> Callable:
+                    loss_scaler: str = "fused") -> Callable:
     """A closure doing one optimisation step; returns the loss as a device tensor (no sync).
-    fp16 scales the loss (GradScaler) unless loss_scaling is False (the scaler disabled: its calls
-    return at once), which only the benchmarks ask for: what the scaler's own calls cost the step
-    (benchmarks/step_vs_timm.py --also ours:no-scaler; timm's step has no scaler)."""
+    fp16 scales the loss: with FusedLossScaler where the optimizer is fused (train.build_optimizer
+    on CUDA), else with torch.amp.GradScaler. The benchmarks also ask for loss_scaler "torch"
+    (GradScaler whatever the optimizer) and "none" (no loss scaling): what the scaler's calls cost
+    the step (benchmarks/step_vs_timm.py --also; timm's step has no scaler). The closure's
+    `loss_scaler` names the scaler that ran (None: none), its `loss_scale()` the scale now (a sync)."""
+    if loss_scaler not in LOSS_SCALERS:
+        raise ValueError(f"no such loss scaler {loss_scaler!r} (one of {', '.join(LOSS_SCALERS)})")
     autocast_dtype = AUTOCAST_DTYPES[precision]
-    scaler = torch.amp.GradScaler(device.type, enabled=precision == "fp16" and loss_scaling)
+    scaling = precision == "fp16" and loss_scaler != "none"
     use_cudagraph_marker = hasattr(torch.compiler, "cudagraph_mark_step_begin")
+    if scaling and loss_scaler == "fused" and getattr(optimizer, "_step_supports_amp_scaling", False):
+        fused = FusedLossScaler(optimizer, device)
+        name, scale, finish, current_scale = "fused", fused.scale_loss, fused.step, lambda: fused.scale.item()
+    else:
+        scaler = torch.amp.GradScaler(device.type, enabled=scaling)
+        name, scale, current_scale = "torch.amp.GradScaler" if scaling else None, scaler.scale, scaler.get_scale
+
+        def finish() -> None:
+            scaler.step(optimizer)
+            scaler.update()
 
     def step(images: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         if use_cudagraph_marker:
@@ -813,11 +877,12 @@ def make_train_step(model, optimizer, precision: str, device: torch.device, *,
         with torch.autocast(device.type, dtype=autocast_dtype, enabled=autocast_dtype is not None):
             loss = F.cross_entropy(model(images), labels)
         optimizer.zero_grad(set_to_none=True)
-        scaler.scale(loss).backward()
-        scaler.step(optimizer)
-        scaler.update()
+        scale(loss).backward()
+        finish()
         return loss.detach()
 
+    step.loss_scaler = name
+    step.loss_scale = (lambda: float(current_scale())) if scaling else (lambda: None)
     return step
 
 
@@ -1291,8 +1356,8 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
     if kwargs is not None:
         torch._logging.set_logs(recompiles=True)
         model = torch.compile(model, **kwargs)
-    step = naming_out_of_memory(make_train_step(model, optimizer, train["precision"], device),
-                                mode_name=mode_name, batch_size=train["batch_size"], device=device)
+    train_step = make_train_step(model, optimizer, train["precision"], device)
+    step = naming_out_of_memory(train_step, mode_name=mode_name, batch_size=train["batch_size"], device=device)
     log.info("mode %s: torch.compile(%s), %d images, %d classes, %d steps/epoch, %s on %s",
              mode_name, kwargs, batches.images, num_classes, batches.steps_per_epoch,
              train["model"], device)
@@ -1335,6 +1400,10 @@ def train_on_stream(filelist, images_dir, out_csv, out_json, *, mode_name: str, 
         **{key: allocator_facts(device).get(key) for key in ("alloc_retries", "alloc_ooms")},
         **dynamo_counts(),
         "recompiles": recompiles.count,
+        # fp16's loss scaler (make_train_step; None: no scaling) and its scale at the end (a scale
+        # far below the initial 65,536 means many skipped steps: overflowing gradients)
+        "loss_scaler": train_step.loss_scaler,
+        "loss_scale_final": train_step.loss_scale(),
         "synthetic_batch_images_per_s": round(upper_bound, 2) if upper_bound else None,
         "synthetic_batch_block_images_per_s": [round(rate, 2) for rate in blocks],
         # the job's loader in blocks paired with those (see synthetic_batch_rates): per round, fed
