@@ -106,6 +106,7 @@ def test_eager_with_dali_writes_one_row_per_epoch(dataset, tmp_path):
     assert saved["compile"] is None and saved["graphs_compiled"] == 0
     assert saved["device"] == "cpu" and saved["peak_gpu_mem_gib"] is None and saved["alloc_retries"] is None
     assert saved["alloc_ooms"] is None
+    assert saved["loss_scaler"] is None and saved["loss_scale_final"] is None  # fp32: no loss scaling
     assert saved["num_classes"] == CLASSES and saved["dataset_images"] == 40
     assert 0 < saved["compile_s"] < sum(float(r["epoch_s"]) for r in rows)
     assert saved["versions"]["dali"] and saved["versions"]["torch"] == torch.__version__
@@ -764,6 +765,15 @@ def test_fused_loss_scaler_steps_exactly_as_torchs_grad_scaler():
         assert not hasattr(ours_opt, "found_inf") and not hasattr(ours_opt, "grad_scale")
         scales.append(fused.scale.item())
     assert scales == [1024, 1024, 2048, 2048, 1024, 1024, 1024, 2048, 2048]
+
+
+def test_an_fp16_job_records_its_loss_scaler_and_final_scale(dataset, tmp_path):
+    filelist, images = dataset  # on the CPU SGD is foreach, not fused: torch's GradScaler scales
+    train.main(filelist, images, tmp_path / "h.csv", tmp_path / "h.json", mode_name="none", compile_settings=None,
+               train=settings(precision="fp16", loader="synthetic", epochs=1), loader=LOADER, progress=False)
+    saved = json.loads((tmp_path / "h.json").read_text())
+    assert saved["loss_scaler"] == "torch.amp.GradScaler"
+    assert 0 < saved["loss_scale_final"] <= 65536.0
 
 
 def test_fused_loss_scaler_needs_a_fused_optimizer():
