@@ -64,12 +64,7 @@ def measure(config: dict, steps: int, warmup: int, classes: int, tiny: bool = Fa
     model = train.build_model(t["model"], classes, device, t["channels_last"])
     if tiny:
         model = torch.nn.ParameterList(torch.nn.Parameter(torch.zeros(8, device=device)) for _ in model.parameters())
-    optimizer = train.build_optimizer(model, t["optimizer"], device)
-    if fused and not optimizer.defaults.get("fused"):
-        o = t["optimizer"]
-        optimizer = torch.optim.SGD(model.parameters(), lr=o["lr"], momentum=o["momentum"],
-                                    weight_decay=o["weight_decay"], nesterov=o["nesterov"], fused=True)
-        train.zero_momentum_buffers(optimizer)
+    optimizer = train.build_optimizer(model, t["optimizer"], device, fused=fused or None)
     for param in model.parameters():
         param.grad = torch.full_like(param, 1e-3)
     # enabled whatever the preset's precision: the cost asked about is the fp16 job's

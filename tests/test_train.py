@@ -793,7 +793,7 @@ def test_train_step_picks_its_loss_scaler_and_says_which():
         step = train.make_train_step(model, optimizer, precision, cpu, loss_scaler=scaler)
         assert torch.isfinite(step(images, labels))
         picked[precision, optimizer.defaults["fused"] or False, scaler] = (step.loss_scaler, step.loss_scale())
-    assert picked == {("fp16", True, "fused"): ("fused", 65536.0),
+    assert picked == {("fp16", True, "fused"): ("train.FusedLossScaler", 65536.0),
                       ("fp16", True, "torch"): ("torch.amp.GradScaler", 65536.0),
                       ("fp16", True, "none"): (None, None), ("fp32", True, "fused"): (None, None),
                       ("fp16", False, "fused"): ("torch.amp.GradScaler", 65536.0)}  # not fused: torch's

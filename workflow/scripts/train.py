@@ -156,10 +156,14 @@ def use_cudnn_autotuner(device: torch.device) -> None:
         torch.backends.cudnn.benchmark = True
 
 
-def build_optimizer(model: torch.nn.Module, settings: dict, device: torch.device) -> torch.optim.Optimizer:
-    # fused=True lets GradScaler hand the optimizer its inf flag as a device tensor instead of
-    # reading it on the host every step (a sync that costs ~10% under CUDA graphs).
-    kind = {"fused": True} if device.type == "cuda" else {"foreach": True}
+def build_optimizer(model: torch.nn.Module, settings: dict, device: torch.device, *,
+                    fused: bool | None = None) -> torch.optim.Optimizer:
+    # fused=True lets the loss scaler hand the optimizer its inf flag as a device tensor instead of
+    # reading it on the host every step (a sync that costs ~10% under CUDA graphs). `fused`: over
+    # the device's choice (fused on CUDA, foreach on the CPU), for benchmarks/scaler_host_cost.py.
+    if fused is None:
+        fused = device.type == "cuda"
+    kind = {"fused": True} if fused else {"foreach": True}
     optimizer = torch.optim.SGD(
         model.parameters(),
         lr=settings["lr"],
@@ -862,7 +866,7 @@ def make_train_step(model, optimizer, precision: str, device: torch.device, *,
     use_cudagraph_marker = hasattr(torch.compiler, "cudagraph_mark_step_begin")
     if scaling and loss_scaler == "fused" and getattr(optimizer, "_step_supports_amp_scaling", False):
         fused = FusedLossScaler(optimizer, device)
-        name, scale, finish, current_scale = "fused", fused.scale_loss, fused.step, lambda: fused.scale.item()
+        name, scale, finish, current_scale = "train.FusedLossScaler", fused.scale_loss, fused.step, lambda: fused.scale.item()
     else:
         scaler = torch.amp.GradScaler(device.type, enabled=scaling)
         name, scale, current_scale = "torch.amp.GradScaler" if scaling else None, scaler.scale, scaler.get_scale
