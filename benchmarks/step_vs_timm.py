@@ -39,6 +39,7 @@ scripts warm up first). Each arm's own output is kept beside the CSV (<out>.d/).
         --rounds 4 --arms timm timm+ours ours ours+cuda-defaults --out results/step_vs_timm-default.csv
     python benchmarks/step_vs_timm.py --configfile configs/synthetic-food101.yaml --mode none \
         --one-process ours --rounds 30 --out results/vs_timm_1p_none.csv
+    python benchmarks/step_vs_timm.py --again results/vs_timm_1p_none.csv --first ours:torch-scaler
 
 --one-process with --classes 101 needs no data at all (neither the preset's images nor DALI).
 
@@ -324,7 +325,16 @@ def main(argv: list[str] | None = None) -> list[dict]:
                              "profiler): per arm, GPU busy and idle, kernels and the costliest CUDA calls per "
                              "step -> <out stem>-profile.csv, traces in <out stem>-profile/")
     parser.add_argument("--out", type=Path, default=Path("results/step_vs_timm.csv"))
+    parser.add_argument("--again", type=Path, metavar="CSV",
+                        help="run nothing: summarize a CSV this wrote again, each arm against --first, and "
+                             "per arm the allocator's memory held and retries over its blocks (one-process CSVs)")
+    parser.add_argument("--first", metavar="ARM", help="with --again: the arm the others are paired with "
+                                                       "(default: the CSV's first)")
     args = parser.parse_args(argv)
+    if args.again:
+        return summarize_again(args.again, args.first)
+    if args.first:
+        sys.exit("step_vs_timm: --first needs --again")
     if len(set(args.arms)) != len(args.arms):
         sys.exit(f"step_vs_timm: an arm is named twice in {' '.join(args.arms)}")
     if args.rounds < 1 or args.steps < 1 or args.blocks < 1 or args.warmup < 1:
@@ -414,6 +424,38 @@ def report(rows: list[dict], arms: list[str], mode: str, out: Path) -> list[dict
 
 
 HOST_KEYS = ("wall_ms_per_step", "cpu_ms_per_step", "main_cpu_ms_per_step")
+
+
+def summarize_again(path: Path, first: str | None) -> list[dict]:
+    """The per-round rows of a CSV written before, summarized with `first` as the arm every other
+    is paired with round by round (e.g. ours against ours:torch-scaler), and per arm the range of
+    the CUDA allocator's memory held after its blocks and its retries and out-of-memory errors."""
+    if not path.is_file():
+        sys.exit(f"step_vs_timm: no CSV {path}")
+    with open(path, newline="") as handle:
+        rows = [row for row in csv.DictReader(handle) if row["round"] != "median"]
+    arms = list(dict.fromkeys(row["arm"] for row in rows))
+    if not arms:
+        sys.exit(f"step_vs_timm: {path} has no rows of rounds")
+    if first is not None and first not in arms:
+        sys.exit(f"step_vs_timm: no arm {first!r} in {path} (its arms: {', '.join(arms)})")
+    first = first or arms[0]
+    arms = [first] + [arm for arm in arms if arm != first]
+    parsed = [{"round": int(row["round"]), "arm": row["arm"], "images_per_s": float(row["images_per_s"]),
+               **{key: float(row[key]) for key in HOST_KEYS if row.get(key)}} for row in rows]
+    summary = summarize(parsed, arms, rows[0]["mode"])
+    for row in summary:
+        print(f"{row['arm']:<20} median {row['images_per_s']:8.1f} images/s over {row['rounds']} rounds"
+              + (f"; / {first} per round: median {row['ratio_to_first']:.3f} ({row['ratio_min']:.3f}-"
+                 f"{row['ratio_max']:.3f}), ahead in {row['ahead']} of {row['rounds']} (two-sided sign test "
+                 f"p = {row['sign_test_p']:.3g})" if row["arm"] != first else ""))
+        held = [float(r["gpu_reserved_gib"]) for r in rows if r["arm"] == row["arm"] and r.get("gpu_reserved_gib")]
+        if held:
+            retries = max(int(r["alloc_retries"]) for r in rows if r["arm"] == row["arm"])
+            ooms = max(int(r.get("alloc_ooms") or 0) for r in rows if r["arm"] == row["arm"])
+            print(f"{'':<20} GPU memory held after its blocks {min(held):.3f}-{max(held):.3f} GiB; the "
+                  f"allocator's retries by its last block {retries}, out-of-memory errors {ooms}")
+    return summary
 
 
 def summarize(rows: list[dict], arms: list[str], mode: str) -> list[dict]:

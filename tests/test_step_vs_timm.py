@@ -210,3 +210,28 @@ def test_more_arms_need_one_process(tmp_path):
     with pytest.raises(SystemExit, match="named twice"):
         step_vs_timm.main(["--one-process", "ours", "--classes", "5", "--also", "ours:no-scaler", "ours:no-scaler",
                            "--out", str(tmp_path / "vs.csv")])
+
+
+def test_a_csv_is_summarized_again_against_any_arm(tmp_path, capsys):
+    rows = []
+    for round_ in range(1, 6):  # ours 10% ahead of ours:torch-scaler every round, timm level with it
+        for arm, rate, held in (("timm", 100.0, 6.9), ("ours", 110.0, 7.0 + round_), ("ours:torch-scaler", 100.0, 7.0)):
+            rows.append({"round": round_, "arm": arm, "mode": "default", "images_per_s": rate * (1 + round_ / 100),
+                         "wall_ms_per_step": 10.0, "cpu_ms_per_step": 9.0, "main_cpu_ms_per_step": 5.0,
+                         "gpu_reserved_gib": held, "alloc_retries": int(round_ == 5 and arm == "ours"),
+                         "alloc_ooms": 0})
+    out = tmp_path / "vs.csv"
+    step_vs_timm.write_csv(out, rows + step_vs_timm.summarize(rows, ["timm", "ours", "ours:torch-scaler"], "default"))
+    summary = step_vs_timm.main(["--again", str(out), "--first", "ours:torch-scaler"])
+    assert [row["arm"] for row in summary] == ["ours:torch-scaler", "timm", "ours"]
+    assert summary[2]["ratio_to_first"] == 1.1 and summary[2]["ahead"] == 5 and summary[1]["ahead"] == 0
+    printed = capsys.readouterr().out
+    assert "ours                 median" in printed and "/ ours:torch-scaler per round: median 1.100" in printed
+    assert "held after its blocks 8.000-12.000 GiB; the allocator's retries by its last block 1" in printed
+    assert step_vs_timm.main(["--again", str(out)])[1]["arm"] == "ours"  # the CSV's first arm by default
+    with pytest.raises(SystemExit, match="no arm 'ours:no-scaler'.*its arms: timm, ours, ours:torch-scaler"):
+        step_vs_timm.main(["--again", str(out), "--first", "ours:no-scaler"])
+    with pytest.raises(SystemExit, match="no CSV"):
+        step_vs_timm.main(["--again", str(tmp_path / "none.csv")])
+    with pytest.raises(SystemExit, match="--first needs --again"):
+        step_vs_timm.main(["--first", "ours"])

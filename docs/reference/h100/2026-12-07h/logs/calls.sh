@@ -1,6 +1,6 @@
 # 2026-12-07h: the device calls as run (tool `run`, carry [".gpu-extra"]: timm's benchmark.py of
 # commit 6c376d81, sha256 7cc5d534f850..., and timm 1.0.29's wheel). The session's first five starts
-# got no machine (20:04 and 20:13 UTC kind nvidia-h200, 91 s; 20:52, 21:04 nvidia-h200, 180 s each;
+# got no machine (20:04 and 20:13 UTC kind nvidia-h200, 91 s and 90 s; 20:52, 21:04 nvidia-h200, 180 s each;
 # 21:16 nvidia-h100-x1, 90 s; between them status said none_now, and at 20:39 that new loans were
 # paused); the sixth (21:28, kind nvidia-h200, without needs_h200) got an NVIDIA H100 80GB HBM3 host
 # (16 CPU cores, driver 580.159.04, kernel 6.18.44, Python 3.12.3, torch 2.11.0+cu130, timm
