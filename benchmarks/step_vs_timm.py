@@ -409,11 +409,7 @@ def report(rows: list[dict], arms: list[str], mode: str, out: Path) -> list[dict
     """Print the per-arm summary and write the rows and summary to `out`."""
     summary = summarize(rows, arms, mode)
     for row in summary:
-        print(f"{row['arm']:<20} median {row['images_per_s']:8.1f} images/s over {row['rounds']} rounds"
-              + (f"; / {arms[0]} per round: median {row['ratio_to_first']:.3f} "
-                 f"({row['ratio_min']:.3f}-{row['ratio_max']:.3f}), ahead in {row['ahead']} of {row['rounds']}"
-                 f" (two-sided sign test p = {row['sign_test_p']:.3g})"
-                 if row["arm"] != arms[0] else ""), flush=True)
+        print_median(row, arms[0])
         if "cpu_ms_per_step" in row:
             print(f"{'':<20} per step: {row['wall_ms_per_step']:.2f} ms wall, the host's CPU "
                   f"{row['cpu_ms_per_step']:.2f} ms (the main thread's {row['main_cpu_ms_per_step']:.2f} ms)",
@@ -424,6 +420,15 @@ def report(rows: list[dict], arms: list[str], mode: str, out: Path) -> list[dict
 
 
 HOST_KEYS = ("wall_ms_per_step", "cpu_ms_per_step", "main_cpu_ms_per_step")
+
+
+def print_median(row: dict, first: str) -> None:
+    """One arm's summary line: its median rate, and its per-round ratio to the arm `first`."""
+    print(f"{row['arm']:<20} median {row['images_per_s']:8.1f} images/s over {row['rounds']} rounds"
+          + (f"; / {first} per round: median {row['ratio_to_first']:.3f} "
+             f"({row['ratio_min']:.3f}-{row['ratio_max']:.3f}), ahead in {row['ahead']} of {row['rounds']}"
+             f" (two-sided sign test p = {row['sign_test_p']:.3g})"
+             if row["arm"] != first else ""), flush=True)
 
 
 def summarize_again(path: Path, first: str | None) -> list[dict]:
@@ -445,10 +450,7 @@ def summarize_again(path: Path, first: str | None) -> list[dict]:
                **{key: float(row[key]) for key in HOST_KEYS if row.get(key)}} for row in rows]
     summary = summarize(parsed, arms, rows[0]["mode"])
     for row in summary:
-        print(f"{row['arm']:<20} median {row['images_per_s']:8.1f} images/s over {row['rounds']} rounds"
-              + (f"; / {first} per round: median {row['ratio_to_first']:.3f} ({row['ratio_min']:.3f}-"
-                 f"{row['ratio_max']:.3f}), ahead in {row['ahead']} of {row['rounds']} (two-sided sign test "
-                 f"p = {row['sign_test_p']:.3g})" if row["arm"] != first else ""))
+        print_median(row, first)
         held = [float(r["gpu_reserved_gib"]) for r in rows if r["arm"] == row["arm"] and r.get("gpu_reserved_gib")]
         if held:
             retries = max(int(r["alloc_retries"]) for r in rows if r["arm"] == row["arm"])
