@@ -810,15 +810,20 @@ class FusedLossScaler:
     set), without GradScaler's per-step host work: no per-step state dicts, signature inspection,
     per-device grouping of the gradients, or new tensors for the inf flag, the check's scale, the
     flags' sum and the scale's product (on an H100, 2026-12-07h: 5 kernels a step fewer, and 73 us
-    of host CPU a step in place of 336 us). Per step: the loss times
-    the scale; the gradients checked for inf/NaN into one persistent flag
-    (_amp_foreach_non_finite_check_and_unscale_ with a scale of 1, as GradScaler does for fused
-    optimizers); the fused step; the scale backed off or grown (_amp_update_scale_). No host sync.
-    What the two cost the host per step: benchmarks/scaler_host_cost.py."""
+    of host CPU a step in place of 336 us). Per step: the loss times the scale; the gradients
+    checked for inf/NaN into one persistent flag (_amp_foreach_non_finite_check_and_unscale_ with a
+    scale of 1, as GradScaler does for fused optimizers); the fused step; the scale backed off or
+    grown (_amp_update_scale_). No host sync. What the two cost the host per step:
+    benchmarks/scaler_host_cost.py."""
+
+    @staticmethod
+    def fits(optimizer: torch.optim.Optimizer) -> bool:
+        """Whether `optimizer` unscales in its own step, as this scaler needs."""
+        return getattr(optimizer, "_step_supports_amp_scaling", False)
 
     def __init__(self, optimizer: torch.optim.Optimizer, device: torch.device, *, init_scale: float = 2.0**16,
                  growth_factor: float = 2.0, backoff_factor: float = 0.5, growth_interval: int = 2000):
-        if not getattr(optimizer, "_step_supports_amp_scaling", False):
+        if not self.fits(optimizer):
             raise ValueError(f"{type(optimizer).__name__} does not unscale in its step (fused=True does): "
                              "use torch.amp.GradScaler")
         self.optimizer = optimizer
@@ -864,7 +869,7 @@ def make_train_step(model, optimizer, precision: str, device: torch.device, *,
     autocast_dtype = AUTOCAST_DTYPES[precision]
     scaling = precision == "fp16" and loss_scaler != "none"
     use_cudagraph_marker = hasattr(torch.compiler, "cudagraph_mark_step_begin")
-    if scaling and loss_scaler == "fused" and getattr(optimizer, "_step_supports_amp_scaling", False):
+    if scaling and loss_scaler == "fused" and FusedLossScaler.fits(optimizer):
         fused = FusedLossScaler(optimizer, device)
         name, scale, finish, current_scale = "train.FusedLossScaler", fused.scale_loss, fused.step, lambda: fused.scale.item()
     else:
